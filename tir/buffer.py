@@ -1,0 +1,81 @@
+"""Buffers: named, typed, shaped storage in a memory scope.
+
+A Buffer is compared by identity like a Var: two buffers with the same name and
+shape are different buffers. ``scope`` is "global", "shared" (Metal's
+threadgroup memory) or "local" (registers / thread memory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import dtype as _dt
+from .expr import BufferLoad, PrimExpr, Range, const
+
+SCOPES = ("global", "shared", "local")
+SCOPE_ALIASES = {"threadgroup": "shared", "thread": "local", "device": "global", "shared.dyn": "shared"}
+
+
+def normalize_scope(scope: str) -> str:
+    """Map a scope name or its Metal alias to our name, or raise ValueError."""
+    scope = SCOPE_ALIASES.get(scope, scope)
+    if scope not in SCOPES:
+        raise ValueError(
+            f"unknown storage scope {scope!r}; expected one of {', '.join(SCOPES)} "
+            f"(Metal names {', '.join(SCOPE_ALIASES)} are accepted too)"
+        )
+    return scope
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Buffer:
+    name: str
+    shape: tuple[PrimExpr, ...]
+    dtype: str = "float32"
+    scope: str = "global"
+
+    def __post_init__(self):
+        _dt.check(self.dtype)
+        if self.scope not in SCOPES:
+            object.__setattr__(self, "scope", normalize_scope(self.scope))
+        if not all(isinstance(s, PrimExpr) for s in self.shape):
+            object.__setattr__(self, "shape", tuple(const(s) for s in self.shape))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getitem__(self, indices) -> BufferLoad:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != len(self.shape):
+            raise IndexError(f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}")
+        return BufferLoad(self, tuple(const(i) for i in indices))
+
+    def full_region(self) -> BufferRegion:
+        return BufferRegion(self, tuple(Range(const(0, s.dtype), s) for s in self.shape))
+
+    def static_shape(self) -> tuple[int, ...] | None:
+        """The shape as Python ints, or None when a dimension is symbolic."""
+        out = []
+        for s in self.shape:
+            if not hasattr(s, "value") or not isinstance(s.value, int):
+                return None
+            out.append(s.value)
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        shape = ", ".join(repr(s) for s in self.shape)
+        return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BufferRegion:
+    """A rectangular region of a buffer, one Range per dimension."""
+
+    buffer: Buffer
+    region: tuple[Range, ...]
+
+    def __repr__(self) -> str:
+        dims = ", ".join(f"{r.min!r}:{r.min + r.extent!r}" for r in self.region)
+        return f"{self.buffer.name}[{dims}]"

@@ -1,0 +1,86 @@
+"""PrimFunc (one tensor program) and IRModule (named PrimFuncs).
+
+A PrimFunc's parameters are Buffers (tensor arguments) or Vars (scalar
+arguments). Its body is a ``BlockRealize`` of the implicit "root" block while
+the function is in TensorIR form, and plain statements once lowered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .buffer import Buffer
+from .expr import Var
+from .stmt import Stmt
+
+
+class _Printable:
+    __slots__ = ()
+
+    def script(self) -> str:
+        from .script.printer import to_script
+
+        return to_script(self)
+
+    def show(self, style: str | None = None) -> None:
+        """Print the script, highlighted in a terminal; rich HTML in Jupyter."""
+        from .script.highlight import show
+
+        show(self, style=style)
+
+    def _repr_html_(self) -> str:
+        from .script.highlight import to_html
+
+        return to_html(self.script())
+
+    def __str__(self) -> str:
+        return self.script()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PrimFunc(_Printable):
+    params: tuple[Buffer | Var, ...]
+    body: Stmt
+    attrs: dict = field(default_factory=dict)
+    name: str = "main"
+
+    @property
+    def buffer_params(self) -> tuple[Buffer, ...]:
+        return tuple(p for p in self.params if isinstance(p, Buffer))
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        return self if body is self.body else replace(self, body=body)
+
+    def __repr__(self) -> str:
+        return f"PrimFunc({self.name})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IRModule(_Printable):
+    functions: dict[str, PrimFunc]
+    name: str = "Module"
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        try:
+            return self.functions[name]
+        except KeyError:
+            known = ", ".join(self.functions) or "none"
+            raise KeyError(f"no function {name!r} in the module; it has: {known}") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.functions
+
+    def __iter__(self):
+        return iter(self.functions)
+
+    def with_function(self, name: str, func: PrimFunc) -> IRModule:
+        functions = dict(self.functions)
+        functions[name] = func
+        return replace(self, functions=functions)
+
+    def __repr__(self) -> str:
+        return f"IRModule({', '.join(self.functions)})"
+
+    @staticmethod
+    def from_func(func: PrimFunc) -> IRModule:
+        return IRModule({func.name: func})

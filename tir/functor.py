@@ -1,0 +1,160 @@
+"""The one visitor base and the one mutator base for IR trees, and helpers on them.
+
+Both walk every child node generically (expressions, statements, ranges, iterators,
+buffer regions, tuples of these); override ``visit_<ClassName>`` to act on a node
+kind. A mutator returns the very same object when nothing below it changed, so
+rewrites can check ``new is old`` cheaply. Buffers are leaves: they are identities,
+so a pass that changes one maps it explicitly (see ``substitute_buffers``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Callable
+
+from .buffer import Buffer, BufferRegion
+from .expr import BufferLoad, IterVar, PrimExpr, Range, Var
+from .stmt import BufferStore, Stmt
+
+_NODE_TYPES = (PrimExpr, Stmt, Range, IterVar, BufferRegion)
+# Fields that never hold child nodes (buffers are identities, handled by name).
+_LEAF_FIELDS = frozenset({"dtype", "name", "kind", "lanes", "op", "thread_tag", "annotations", "buffer"})
+_child_fields: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    """Names of a node class's fields that can hold child nodes."""
+    names = _child_fields.get(cls)
+    if names is None:
+        names = tuple(f.name for f in fields(cls) if f.name not in _LEAF_FIELDS)
+        _child_fields[cls] = names
+    return names
+
+
+class Visitor:
+    """Walks a tree in pre-order. ``visit(node)`` dispatches to ``visit_<Class>``."""
+
+    def visit(self, node) -> None:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is not None:
+            method(node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node) -> None:
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, _NODE_TYPES):
+                        self.visit(item)
+            elif isinstance(value, _NODE_TYPES):
+                self.visit(value)
+
+
+class Mutator:
+    """Rebuilds a tree bottom-up. ``visit_<Class>`` returns the replacement node."""
+
+    def visit(self, node):
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is not None:
+            return method(node)
+        return self.generic_visit(node)
+
+    def generic_visit(self, node):
+        changes = None
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, tuple):
+                new_items = tuple(self.visit(i) if isinstance(i, _NODE_TYPES) else i for i in value)
+                if any(a is not b for a, b in zip(new_items, value)):
+                    changes = changes or {}
+                    changes[name] = new_items
+            elif isinstance(value, _NODE_TYPES):
+                new_value = self.visit(value)
+                if new_value is not value:
+                    changes = changes or {}
+                    changes[name] = new_value
+        return replace(node, **changes) if changes else node
+
+
+def post_order_visit(node, callback: Callable) -> None:
+    """Call ``callback`` on every node below ``node`` (children before parents)."""
+
+    class _PostOrder(Visitor):
+        def visit(self, n):
+            self.generic_visit(n)
+            callback(n)
+
+    _PostOrder().visit(node)
+
+
+class _Substituter(Mutator):
+    def __init__(self, vmap: dict[Var, PrimExpr]):
+        self.vmap = vmap
+
+    def visit_Var(self, var: Var) -> PrimExpr:
+        return self.vmap.get(var, var)
+
+
+def substitute(node, vmap: dict[Var, PrimExpr]):
+    """Replace uses of variables by expressions; returns ``node`` itself if none occur."""
+    if not vmap:
+        return node
+    return _Substituter(vmap).visit(node)
+
+
+class _BufferSubstituter(Mutator):
+    def __init__(self, bmap: dict[Buffer, Buffer]):
+        self.bmap = bmap
+
+    def visit_BufferLoad(self, load: BufferLoad):
+        load = self.generic_visit(load)
+        new = self.bmap.get(load.buffer)
+        return replace(load, buffer=new) if new is not None else load
+
+    def visit_BufferStore(self, store: BufferStore):
+        store = self.generic_visit(store)
+        new = self.bmap.get(store.buffer)
+        return replace(store, buffer=new) if new is not None else store
+
+    def visit_BufferRegion(self, region: BufferRegion):
+        region = self.generic_visit(region)
+        new = self.bmap.get(region.buffer)
+        return replace(region, buffer=new) if new is not None else region
+
+
+def substitute_buffers(node, bmap: dict[Buffer, Buffer]):
+    """Replace every access to the buffers in ``bmap`` (loads, stores, regions)."""
+    if not bmap:
+        return node
+    return _BufferSubstituter(bmap).visit(node)
+
+
+def uses_var(node, var_pred: Callable[[Var], bool]) -> bool:
+    """Whether any Var in ``node`` satisfies ``var_pred``."""
+    found = False
+
+    class _Finder(Visitor):
+        def visit_Var(self, v):
+            nonlocal found
+            if var_pred(v):
+                found = True
+
+        def visit(self, n):
+            if not found:
+                super().visit(n)
+
+    _Finder().visit(node)
+    return found
+
+
+def collect_vars(node) -> set[Var]:
+    out: set[Var] = set()
+
+    class _Collector(Visitor):
+        def visit_Var(self, v):
+            out.add(v)
+
+    _Collector().visit(node)
+    return out
