@@ -1,0 +1,52 @@
+"""Schedule errors: data about what was violated, rendered with the script marked.
+
+Every primitive family defines ``ScheduleError`` subclasses named after the
+condition it checks (``NotOnlyChildError``, ``WrongFactorProductError``, ...).
+An error carries a message and the nodes to point at; ``Schedule`` renders it
+before it leaves, so ``str(error)`` always shows which primitive failed, why,
+and the current script with the offending loop or block underlined.
+"""
+
+from __future__ import annotations
+
+
+class ScheduleError(Exception):
+    """A schedule primitive could not be applied; the schedule is unchanged."""
+
+    def __init__(self, message: str, *nodes, primitive: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.nodes = tuple(n for n in nodes if n is not None)
+        self.primitive = primitive
+        self.rendered: str | None = None
+
+    def render(self, mod, primitive: str | None = None) -> str:
+        """Header, reason and the script of ``mod`` with ``self.nodes`` marked."""
+        from tir.script.printer import to_script
+
+        self.primitive = primitive or self.primitive
+        head = f"ScheduleError in {self.primitive}: " if self.primitive else "ScheduleError: "
+        lines = [head + self.message]
+        if mod is not None:
+            try:
+                script = to_script(mod, marks={n: self.message.splitlines()[0] for n in self.nodes})
+            except Exception as exc:  # the error must still say what went wrong
+                script = f"(the script could not be printed: {exc})"
+            lines += ["", "The schedule is unchanged. Current program:", script]
+        self.rendered = "\n".join(lines)
+        return self.rendered
+
+    def __str__(self) -> str:
+        return self.rendered if self.rendered is not None else self.message
+
+
+class StaleHandleError(ScheduleError):
+    """A loop or block handle whose node was removed by an earlier primitive."""
+
+
+class NotFoundError(ScheduleError):
+    """No block of that name, or a handle of the wrong kind."""
+
+
+class ArgumentError(ScheduleError):
+    """An argument of the wrong type or value (checked before any rewrite)."""

@@ -1,0 +1,129 @@
+"""Lookup primitives: get_block, get_loops, get_child_blocks, get_producers, get_consumers.
+
+They change nothing, but they are traced like every primitive, because the
+handles they return are what later instructions refer to.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from tir import Block, BlockRealize, For
+
+from .errors import NotFoundError
+from .instruction import BlockRV, LoopRV, primitive
+from .state import ScheduleState, StateIndex, child_stmts
+
+# ---------------------------------------------------------------- primitives
+
+
+@primitive()
+def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> Block:
+    func_name = func_name or state.func_name
+    if func_name not in state.mod:
+        raise NotFoundError(f"there is no function {func_name!r}; the module has {', '.join(state.mod)}")
+    index = state.index if func_name == state.func_name else StateIndex(state.mod[func_name])
+    block = index.blocks.get(name)
+    if block is None or name == "root":
+        names = [n for n in index.blocks if n != "root"]
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else f" Blocks: {', '.join(names)}."
+        raise NotFoundError(f"no block named {name!r} in function {func_name!r}.{hint}")
+    state.func_name = func_name
+    return block
+
+
+@primitive()
+def get_loops(state: ScheduleState, block: Block) -> list[For]:
+    return state.loops_of(block)
+
+
+def _blocks_below(stmt) -> list[Block]:
+    """Blocks directly below ``stmt`` (not inside another block), in program order."""
+    out: list[Block] = []
+    stack = list(reversed(child_stmts(stmt)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BlockRealize):
+            out.append(node.block)
+            continue
+        stack.extend(reversed(child_stmts(node)))
+    return out
+
+
+@primitive()
+def get_child_blocks(state: ScheduleState, block_or_loop: Block | For) -> list[Block]:
+    node = block_or_loop.body if isinstance(block_or_loop, Block) else block_or_loop
+    return _blocks_below(node)
+
+
+def _siblings(state: ScheduleState, block: Block) -> list[Block]:
+    return _blocks_below(state.parent_block(state.realize_of(block)))
+
+
+@primitive()
+def get_producers(state: ScheduleState, block: Block) -> list[Block]:
+    """Blocks in the same scope that write a buffer ``block`` reads, before it."""
+    reads = {r.buffer for r in block.reads}
+    out = []
+    for other in _siblings(state, block):
+        if other is block:
+            break
+        if any(w.buffer in reads for w in other.writes):
+            out.append(other)
+    return out
+
+
+@primitive()
+def get_consumers(state: ScheduleState, block: Block) -> list[Block]:
+    """Blocks in the same scope that read a buffer ``block`` writes, after it."""
+    writes = {w.buffer for w in block.writes}
+    siblings = _siblings(state, block)
+    after = siblings[siblings.index(block) + 1 :]
+    return [other for other in after if any(r.buffer in writes for r in other.reads)]
+
+
+# ---------------------------------------------------------------- public methods
+
+
+class GetMethods:
+    def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
+        """The block named ``name`` in ``func_name`` (default: the function worked on).
+
+        Parameters
+        ----------
+        name : the block's name, as in ``with T.block("C")``.
+        func_name : the function holding it; switches the schedule to that function.
+
+        Example
+        -------
+        >>> sch = Schedule(matmul)
+        >>> block = sch.get_block("C", "main")
+        >>> sch.get(block).name
+        'C'
+        """
+        return self._run("get_block", name=name, func_name=func_name)
+
+    def get_loops(self, block: BlockRV) -> list[LoopRV]:
+        """The loops around ``block``, outermost first, up to the enclosing block.
+
+        Example
+        -------
+        >>> sch = Schedule(matmul)
+        >>> i, j, k = sch.get_loops(sch.get_block("C"))
+        >>> sch.get(k).extent
+        64
+        """
+        return self._run("get_loops", block=block)
+
+    def get_child_blocks(self, block_or_loop: BlockRV | LoopRV) -> list[BlockRV]:
+        """The blocks directly inside a block or a loop, in program order."""
+        return self._run("get_child_blocks", block_or_loop=block_or_loop)
+
+    def get_producers(self, block: BlockRV) -> list[BlockRV]:
+        """Blocks before ``block`` in its scope that write what it reads."""
+        return self._run("get_producers", block=block)
+
+    def get_consumers(self, block: BlockRV) -> list[BlockRV]:
+        """Blocks after ``block`` in its scope that read what it writes."""
+        return self._run("get_consumers", block=block)

@@ -1,0 +1,5 @@
+"""Placeholder: this primitive family is being written."""
+
+
+class ReductionMethods:
+    pass

@@ -1,0 +1,204 @@
+"""``Schedule``: the mutable handle users transform programs with.
+
+The class itself only owns the state, the handles and the trace, and runs every
+primitive through one path (``_run``): resolve handles to nodes, call the
+primitive, and either commit the new module and record the instruction, or
+restore everything and raise the error rendered against the script. The public
+primitive methods and their docstrings live in the family files
+(``get.py``, ``loop_transformation.py``, ...) as mixins, next to the code they
+document.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from tir import Block, For, IRModule, PrimFunc
+
+from .compute_at import ComputeAtMethods
+from .compute_inline import ComputeInlineMethods
+from .cache_read_write import CacheReadWriteMethods
+from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
+from .for_kind import ForKindMethods
+from .get import GetMethods
+from .instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled, _RV
+from .loop_transformation import LoopTransformationMethods
+from .reduction import ReductionMethods
+from .annotate import AnnotateMethods
+from .sampling import SamplingMethods
+from .state import ScheduleState
+from .trace import Instruction, Trace
+
+
+class Schedule(
+    GetMethods,
+    LoopTransformationMethods,
+    ForKindMethods,
+    CacheReadWriteMethods,
+    ComputeAtMethods,
+    ComputeInlineMethods,
+    ReductionMethods,
+    AnnotateMethods,
+    SamplingMethods,
+):
+    """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
+
+    >>> sch = Schedule(MyModule)               # doctest: +SKIP
+    >>> block = sch.get_block("C")             # doctest: +SKIP
+    >>> i, j, k = sch.get_loops(block)         # doctest: +SKIP
+    """
+
+    def __init__(self, mod: IRModule | PrimFunc, seed: int | None = None, func_name: str | None = None):
+        if isinstance(mod, PrimFunc):
+            mod = IRModule({mod.name: mod})
+        if not isinstance(mod, IRModule):
+            raise TypeError(
+                f"Schedule needs an IRModule or a PrimFunc (from @I.ir_module or @T.prim_func), "
+                f"got {type(mod).__name__}"
+            )
+        if func_name is None:
+            func_name = "main" if "main" in mod else next(iter(mod.functions))
+        self.state = ScheduleState(mod, func_name)
+        self.trace = Trace()
+        self._keys: dict[_RV, Any] = {}
+        self._removed: dict[_RV, str] = {}
+        self._rng = random.Random(seed)
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def mod(self) -> IRModule:
+        """The current module (immutable; every primitive makes a new one)."""
+        return self.state.mod
+
+    @property
+    def func(self) -> PrimFunc:
+        return self.state.func
+
+    def show(self, style: str | None = None) -> None:
+        self.state.mod.show(style=style)
+
+    def _repr_html_(self) -> str:
+        return self.state.mod._repr_html_()
+
+    def work_on(self, func_name: str) -> None:
+        """Make ``func_name`` the function later primitives apply to."""
+        self.state.mod[func_name]  # raises a clear KeyError
+        self.state.func_name = func_name
+
+    def copy(self) -> Schedule:
+        """An independent schedule with the same module, handles, trace and random state."""
+        other = Schedule.__new__(Schedule)
+        other.state = ScheduleState(self.state.mod, self.state.func_name)
+        other.trace = self.trace.copy()
+        other._keys = dict(self._keys)
+        other._removed = dict(self._removed)
+        other._rng = random.Random()
+        other._rng.setstate(self._rng.getstate())
+        return other
+
+    def seed(self, seed: int) -> None:
+        self._rng.seed(seed)
+
+    def fork_seed(self) -> int:
+        return self._rng.randrange(1 << 31)
+
+    def get(self, rv):
+        """The node or value behind a handle: a For, a Block, or an int."""
+        return self._resolve(rv)
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.state.func_name}, {len(self.trace)} instructions)"
+
+    # ------------------------------------------------------------ handles
+
+    def _resolve(self, value):
+        if isinstance(value, _RV):
+            return self._resolve_rv(value)
+        if isinstance(value, (list, tuple)):
+            return [self._resolve(v) for v in value]
+        return value
+
+    def _resolve_rv(self, rv: _RV):
+        if rv not in self._keys:
+            if rv in self._removed:
+                raise StaleHandleError(self._removed[rv])
+            raise NotFoundError(f"{rv!r} does not belong to this schedule")
+        key = self._keys[rv]
+        if isinstance(rv, ExprRV):
+            return key
+        index = self.state.index
+        node = index.loops.get(key) if isinstance(rv, LoopRV) else index.blocks.get(key[1])
+        if node is None or (isinstance(rv, BlockRV) and key[0] != self.state.func_name):
+            what = f"loop {key.name}" if isinstance(rv, LoopRV) else f"block {key[1]!r}"
+            raise StaleHandleError(f"the handle refers to {what}, which no longer exists")
+        return node
+
+    def _make_rv(self, node) -> _RV:
+        if isinstance(node, For):
+            rv = LoopRV()
+            self._keys[rv] = node.loop_var
+        elif isinstance(node, Block):
+            rv = BlockRV()
+            self._keys[rv] = (self.state.func_name, node.name)
+        elif isinstance(node, int):
+            rv = ExprRV()
+            self._keys[rv] = node
+        else:
+            raise TypeError(f"a primitive returned {type(node).__name__}, which has no handle type")
+        return rv
+
+    def _note_removed(self, primitive: str) -> None:
+        """Remember which primitive removed the loops and blocks that vanished, for later errors."""
+        index = self.state.index
+        for rv, key in list(self._keys.items()):
+            if isinstance(rv, LoopRV) and key not in index.loops:
+                self._removed[rv] = (
+                    f"the handle refers to loop {key.name}, which {primitive} removed; "
+                    "use the handles that primitive returned instead"
+                )
+                del self._keys[rv]
+            elif isinstance(rv, BlockRV) and key[0] == self.state.func_name and key[1] not in index.blocks:
+                self._removed[rv] = f"the handle refers to block {key[1]!r}, which {primitive} removed"
+                del self._keys[rv]
+
+    # ------------------------------------------------------------ the one path
+
+    def _run(self, kind: str, **args):
+        """Apply primitive ``kind`` with ``args`` (handles allowed), record it, return handles."""
+        prim = PRIMITIVES[kind]
+        saved_mod, saved_rng = self.state.mod, self._rng.getstate()
+        try:
+            resolved = {k: self._resolve(v) for k, v in args.items()}
+            if prim.sampling:
+                resolved["rng"] = self._rng
+            result = prim.fn(self.state, **resolved)
+        except ScheduleError as err:
+            self.state.mod = saved_mod
+            self._rng.setstate(saved_rng)
+            err.render(saved_mod, kind)
+            raise
+        except Exception as exc:
+            self.state.mod = saved_mod
+            self._rng.setstate(saved_rng)
+            err = ScheduleError(f"internal error ({type(exc).__name__}: {exc}); please report it")
+            err.render(saved_mod, kind)
+            raise err from exc
+        decision = None
+        if isinstance(result, Sampled):
+            result, decision = result.outputs, result.decision
+        is_list = isinstance(result, (list, tuple))
+        outputs = [self._make_rv(n) for n in result] if is_list else ([] if result is None else [self._make_rv(result)])
+        if self.state.mod is not saved_mod:
+            self._note_removed(kind)
+        recorded = {k: v for k, v in args.items() if not (prim.sampling and k == "decision")}
+        self.trace.append(Instruction(kind, recorded, tuple(outputs), decision, is_list))
+        if is_list:
+            return outputs
+        return outputs[0] if outputs else None
+
+    @staticmethod
+    def _check(condition: bool, message: str, *nodes) -> None:
+        if not condition:
+            raise ArgumentError(message, *nodes)

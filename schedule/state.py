@@ -1,0 +1,148 @@
+"""The schedule's state: the current IRModule and how to find and replace its nodes.
+
+The IR is immutable, so a primitive builds new nodes and ``ScheduleState.replace``
+copies the path from the function's root down to the replaced statement. Nodes are
+found again through stable keys: a loop by its loop variable (a ``Var`` object that
+survives every rewrite that keeps the loop), a block by its function and name
+(unique in a function). ``StateIndex`` maps those keys, and every statement's
+parent, for the current module; it is rebuilt lazily after each change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace as dc_replace
+
+from tir import Block, BlockRealize, For, IRModule, PrimFunc, Stmt, Var
+from tir.functor import Mutator
+
+
+class StateIndex:
+    """Lookup tables for one PrimFunc: loops by var, blocks by name, parents by id."""
+
+    def __init__(self, func: PrimFunc):
+        self.loops: dict[Var, For] = {}
+        self.blocks: dict[str, Block] = {}
+        self.realizes: dict[str, BlockRealize] = {}
+        self.parent: dict[int, Stmt | None] = {}
+        self._walk(func.body, None)
+
+    def _walk(self, stmt: Stmt, parent: Stmt | None) -> None:
+        self.parent[id(stmt)] = parent
+        if isinstance(stmt, For):
+            self.loops[stmt.loop_var] = stmt
+            self._walk(stmt.body, stmt)
+        elif isinstance(stmt, BlockRealize):
+            self.realizes[stmt.block.name] = stmt
+            self._walk(stmt.block, stmt)
+        elif isinstance(stmt, Block):
+            self.blocks[stmt.name] = stmt
+            if stmt.init is not None:
+                self._walk(stmt.init, stmt)
+            self._walk(stmt.body, stmt)
+        else:
+            for child in child_stmts(stmt):
+                self._walk(child, stmt)
+
+
+def child_stmts(stmt: Stmt) -> list[Stmt]:
+    """The statements directly below ``stmt`` (in program order)."""
+    from tir import Allocate, IfThenElse, LetStmt, SeqStmt
+
+    if isinstance(stmt, SeqStmt):
+        return list(stmt.seq)
+    if isinstance(stmt, (For, LetStmt, Allocate)):
+        return [stmt.body]
+    if isinstance(stmt, BlockRealize):
+        return [stmt.block]
+    if isinstance(stmt, Block):
+        return ([stmt.init] if stmt.init is not None else []) + [stmt.body]
+    if isinstance(stmt, IfThenElse):
+        return [stmt.then_case] + ([stmt.else_case] if stmt.else_case is not None else [])
+    return []
+
+
+class _Replacer(Mutator):
+    """Replaces statements by identity; stops descending once all are replaced."""
+
+    def __init__(self, mapping: dict[int, Stmt | None]):
+        self.mapping = mapping
+        self.remaining = len(mapping)
+
+    def visit(self, node):
+        if self.remaining == 0 or not isinstance(node, Stmt):
+            return node
+        key = id(node)
+        if key in self.mapping:
+            self.remaining -= 1
+            return self.mapping[key]
+        return super().visit(node)
+
+    def visit_SeqStmt(self, node):
+        from tir.stmt import seq
+
+        new = [self.visit(s) for s in node.seq]
+        if all(a is b for a, b in zip(new, node.seq)):
+            return node
+        return seq(*new)
+
+
+class ScheduleState:
+    """The module being scheduled and the function the primitives work on."""
+
+    def __init__(self, mod: IRModule, func_name: str = "main"):
+        self.mod = mod
+        self.func_name = func_name
+        self._index: StateIndex | None = None
+        self._index_func: PrimFunc | None = None
+
+    @property
+    def func(self) -> PrimFunc:
+        return self.mod[self.func_name]
+
+    @property
+    def index(self) -> StateIndex:
+        func = self.func
+        if self._index is None or self._index_func is not func:
+            self._index = StateIndex(func)
+            self._index_func = func
+        return self._index
+
+    def set_func(self, func: PrimFunc) -> None:
+        self.mod = self.mod.with_function(self.func_name, func)
+
+    def replace(self, mapping: dict[Stmt, Stmt | None]) -> None:
+        """Replace statements of the current function (None removes a statement from a sequence)."""
+        func = self.func
+        body = _Replacer({id(k): v for k, v in mapping.items()}).visit(func.body)
+        self.set_func(dc_replace(func, body=body))
+
+    def parent(self, stmt: Stmt) -> Stmt | None:
+        return self.index.parent.get(id(stmt))
+
+    def ancestors(self, stmt: Stmt) -> list[Stmt]:
+        """Statements enclosing ``stmt``, innermost first."""
+        out = []
+        parent = self.parent(stmt)
+        while parent is not None:
+            out.append(parent)
+            parent = self.parent(parent)
+        return out
+
+    def loops_of(self, block: Block) -> list[For]:
+        """The loops enclosing a block up to its parent block, outermost first."""
+        loops = []
+        for anc in self.ancestors(self.index.realizes[block.name]):
+            if isinstance(anc, Block):
+                break
+            if isinstance(anc, For):
+                loops.append(anc)
+        return loops[::-1]
+
+    def realize_of(self, block: Block) -> BlockRealize:
+        return self.index.realizes[block.name]
+
+    def parent_block(self, stmt: Stmt) -> Block:
+        for anc in self.ancestors(stmt):
+            if isinstance(anc, Block):
+                return anc
+        raise LookupError("statement has no enclosing block")

@@ -1,0 +1,218 @@
+"""Traces: the record of every primitive a schedule applied, to print, save and replay.
+
+An ``Instruction`` is one call: the primitive's name, its arguments (handles and
+plain values), the handles it returned, and for sampling primitives the decision
+it took. A ``Trace`` serializes to JSON (data only: replaying JSON never executes
+code) and to Python text, and replays onto a fresh ``Schedule`` of the original
+module, optionally with changed decisions (what the tuner's mutators do).
+
+JSON form::
+
+    {"version": 1, "insts": [
+        {"kind": "get_block", "args": {"name": "C", "func_name": "main"}, "outputs": ["b0"]},
+        {"kind": "split", "args": {"loop": {"rv": "l1"}, "factors": [null, 128]},
+         "outputs": ["l4", "l5"]}]}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV, _RV
+
+TRACE_VERSION = 1
+_RV_TYPES = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
+
+
+@dataclass(frozen=True)
+class Instruction:
+    kind: str
+    args: dict[str, Any]
+    outputs: tuple[_RV, ...]
+    decision: Any = None
+    outputs_is_list: bool = False
+
+
+@dataclass
+class Trace:
+    insts: list[Instruction] = field(default_factory=list)
+
+    def append(self, inst: Instruction) -> None:
+        self.insts.append(inst)
+
+    def copy(self) -> Trace:
+        return Trace(list(self.insts))
+
+    def __len__(self) -> int:
+        return len(self.insts)
+
+    # ------------------------------------------------------------ decisions
+
+    @property
+    def decisions(self) -> dict[int, Any]:
+        """Instruction index -> decision, for every sampling instruction."""
+        return {i: inst.decision for i, inst in enumerate(self.insts) if PRIMITIVES[inst.kind].sampling}
+
+    def with_decision(self, index: int, decision: Any) -> Trace:
+        """A copy whose instruction ``index`` replays with ``decision``."""
+        insts = list(self.insts)
+        insts[index] = replace(insts[index], decision=decision)
+        return Trace(insts)
+
+    # ------------------------------------------------------------ naming
+
+    def _names(self) -> dict[_RV, str]:
+        names: dict[_RV, str] = {}
+        for inst in self.insts:
+            for rv in inst.outputs:
+                names.setdefault(rv, f"{rv.prefix}{len(names)}")
+        return names
+
+    # ------------------------------------------------------------ JSON
+
+    def as_json(self) -> dict:
+        names = self._names()
+        insts = []
+        for inst in self.insts:
+            entry = {
+                "kind": inst.kind,
+                "args": {k: _encode(v, names) for k, v in inst.args.items()},
+                "outputs": [names[rv] for rv in inst.outputs],
+            }
+            if inst.outputs_is_list:
+                entry["outputs_is_list"] = True
+            if PRIMITIVES[inst.kind].sampling:
+                entry["decision"] = inst.decision
+            insts.append(entry)
+        return {"version": TRACE_VERSION, "insts": insts}
+
+    def as_json_str(self) -> str:
+        return json.dumps(self.as_json(), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(obj: dict | str) -> Trace:
+        """Read a trace from its JSON form; names and kinds are checked, nothing is executed."""
+        if isinstance(obj, str):
+            obj = json.loads(obj)
+        if not isinstance(obj, dict) or obj.get("version") != TRACE_VERSION:
+            version = obj.get("version") if isinstance(obj, dict) else None
+            raise ValueError(f"not a trace of version {TRACE_VERSION} (got version {version!r})")
+        rvs: dict[str, _RV] = {}
+        insts = []
+        for number, entry in enumerate(obj["insts"]):
+            kind = entry["kind"]
+            if kind not in PRIMITIVES:
+                raise ValueError(f"trace instruction {number} has unknown kind {kind!r}")
+            args = {k: _decode(v, rvs, number) for k, v in entry["args"].items()}
+            outputs = []
+            for name in entry["outputs"]:
+                rv_type = _RV_TYPES.get(name[:1])
+                if rv_type is None:
+                    raise ValueError(f"trace instruction {number}: bad output name {name!r}")
+                rvs[name] = rv_type()
+                outputs.append(rvs[name])
+            insts.append(
+                Instruction(
+                    kind,
+                    args,
+                    tuple(outputs),
+                    entry.get("decision"),
+                    bool(entry.get("outputs_is_list", False)),
+                )
+            )
+        return Trace(insts)
+
+    # ------------------------------------------------------------ Python
+
+    def as_python(self) -> str:
+        """The trace as Python lines calling ``sch`` (what a user would have typed)."""
+        names = self._names()
+        lines = []
+        for inst in self.insts:
+            varargs = PRIMITIVES[inst.kind].varargs
+            args = ", ".join(
+                _python(v, names)[1:-1] if k == varargs else f"{k}={_python(v, names)}"
+                for k, v in inst.args.items()
+            )
+            if PRIMITIVES[inst.kind].sampling:
+                args += f", decision={inst.decision!r}"
+            call = f"sch.{inst.kind}({args})"
+            outs = [names[rv] for rv in inst.outputs]
+            if not outs and not inst.outputs_is_list:
+                lines.append(call)
+            elif inst.outputs_is_list:
+                lines.append(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}" if outs else call)
+            else:
+                lines.append(f"{outs[0]} = {call}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.as_python()
+
+    # ------------------------------------------------------------ replay
+
+    def apply_to_schedule(self, sch, decisions: dict[int, Any] | None = None) -> None:
+        """Replay every instruction on ``sch`` (a Schedule of the original module)."""
+        rv_map: dict[_RV, Any] = {}
+        for number, inst in enumerate(self.insts):
+            args = {k: _map_rvs(v, rv_map) for k, v in inst.args.items()}
+            method = getattr(sch, inst.kind)
+            if PRIMITIVES[inst.kind].sampling:
+                decision = inst.decision
+                if decisions is not None and number in decisions:
+                    decision = decisions[number]
+                args["decision"] = decision
+            varargs = PRIMITIVES[inst.kind].varargs
+            positional = args.pop(varargs) if varargs else []
+            result = method(*positional, **args)
+            if inst.outputs_is_list:
+                result = list(result)
+            elif inst.outputs:
+                result = [result]
+            else:
+                result = []
+            for old, new in zip(inst.outputs, result):
+                rv_map[old] = new
+
+    @staticmethod
+    def apply_json_to_schedule(json_obj: dict | str, sch) -> None:
+        Trace.from_json(json_obj).apply_to_schedule(sch)
+
+
+def _encode(value, names: dict[_RV, str]):
+    if isinstance(value, _RV):
+        return {"rv": names[value]}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v, names) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot store {value!r} in a trace")
+
+
+def _decode(value, rvs: dict[str, _RV], number: int):
+    if isinstance(value, dict):
+        name = value.get("rv")
+        if name not in rvs:
+            raise ValueError(f"trace instruction {number} uses {name!r} before it is defined")
+        return rvs[name]
+    if isinstance(value, list):
+        return [_decode(v, rvs, number) for v in value]
+    return value
+
+
+def _python(value, names: dict[_RV, str]) -> str:
+    if isinstance(value, _RV):
+        return names[value]
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_python(v, names) for v in value) + "]"
+    return repr(value)
+
+
+def _map_rvs(value, rv_map: dict[_RV, Any]):
+    if isinstance(value, _RV):
+        return rv_map[value]
+    if isinstance(value, (list, tuple)):
+        return [_map_rvs(v, rv_map) for v in value]
+    return value
