@@ -12,6 +12,7 @@ document.
 from __future__ import annotations
 
 import random
+from dataclasses import replace as dc_replace
 from typing import Any
 
 from tir import Block, For, IRModule, PrimFunc
@@ -51,7 +52,7 @@ class Schedule(
 
     def __init__(self, mod: IRModule | PrimFunc, seed: int | None = None, func_name: str | None = None):
         if isinstance(mod, PrimFunc):
-            mod = IRModule({mod.name: mod})
+            mod = IRModule({"main": dc_replace(mod, name="main")})
         if not isinstance(mod, IRModule):
             raise TypeError(
                 f"Schedule needs an IRModule or a PrimFunc (from @I.ir_module or @T.prim_func), "

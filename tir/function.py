@@ -84,3 +84,22 @@ class IRModule(_Printable):
     @staticmethod
     def from_func(func: PrimFunc) -> IRModule:
         return IRModule({func.name: func})
+
+
+def resolve_function(func_or_mod: PrimFunc | IRModule, func_name: str | None = None) -> PrimFunc:
+    """The PrimFunc to run or analyse: the function itself, or a module's ``func_name``,
+    else its "main", else its only function."""
+    if isinstance(func_or_mod, PrimFunc):
+        return func_or_mod
+    if not isinstance(func_or_mod, IRModule):
+        raise TypeError(f"expected a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
+    if func_name is not None:
+        return func_or_mod[func_name]
+    if "main" in func_or_mod:
+        return func_or_mod["main"]
+    if len(func_or_mod.functions) == 1:
+        return next(iter(func_or_mod.functions.values()))
+    raise ValueError(
+        f"the module has several functions ({', '.join(func_or_mod.functions)}) and none is 'main'; "
+        "pass func_name= to choose one"
+    )

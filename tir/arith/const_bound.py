@@ -55,6 +55,10 @@ class ConstIntBound:
     def is_const(self) -> bool:
         return self.min_value == self.max_value and self.min_value not in _INFS
 
+    @property
+    def is_finite(self) -> bool:
+        return self.min_value not in _INFS and self.max_value not in _INFS
+
     def within(self, low: int, high: int) -> bool:
         """Whether every value lies in ``[low, high]``."""
         return low <= self.min_value and self.max_value <= high
@@ -118,7 +122,9 @@ def bound_of_dtype(dtype: str) -> ConstIntBound:
 
 
 def add_bounds(a: ConstIntBound, b: ConstIntBound) -> ConstIntBound:
-    return ConstIntBound(sat_add(a.min_value, b.min_value, NEG_INF), sat_add(a.max_value, b.max_value, POS_INF))
+    return ConstIntBound(
+        sat_add(a.min_value, b.min_value, NEG_INF), sat_add(a.max_value, b.max_value, POS_INF)
+    )
 
 
 def neg_bound(a: ConstIntBound) -> ConstIntBound:

@@ -1,0 +1,636 @@
+"""compute_inline and reverse_compute_inline: expected scripts, trace round trips, numbers, errors."""
+
+# ruff: noqa: F821  (script parameters and buffers are names only the parser resolves)
+
+from __future__ import annotations
+
+import tir
+from schedule import Schedule
+from schedule.compute_inline import (
+    InlineBodyError,
+    InlinePredicateError,
+    NotCoveredError,
+    NotSingleProducerError,
+    NotSingleReadError,
+    NotSingleWriteError,
+    OnlyLeafError,
+    OtherConsumersError,
+    OutputBlockError,
+    ReductionInlineError,
+)
+from tir import T
+
+from .util import assert_fails_unchanged, assert_same_numbers, verify_trace_roundtrip
+
+# fmt: off
+# ---------------------------------------------------------------- fixtures
+
+
+@T.prim_func
+def elementwise(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def elementwise_compute_inline(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+@T.prim_func
+def elementwise_reverse_compute_inline(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+@T.prim_func
+def chain(A: T.Buffer((32,), "float32"), D: T.Buffer((32,), "float32")):
+    B = T.alloc_buffer((32,))
+    C = T.alloc_buffer((32,))
+    for i in range(32):
+        with T.block("B"):
+            vi = T.axis.spatial(32, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(32):
+        with T.block("C"):
+            vi = T.axis.spatial(32, i)
+            C[vi] = B[vi] + T.float32(1)
+    for i in range(32):
+        with T.block("D"):
+            vi = T.axis.spatial(32, i)
+            D[vi] = C[vi] * C[vi]
+
+
+@T.prim_func
+def chain_inline_all(A: T.Buffer((32,), "float32"), D: T.Buffer((32,), "float32")):
+    for i in range(32):
+        with T.block("D"):
+            vi = T.axis.spatial(32, i)
+            D[vi] = (A[vi] * T.float32(2) + T.float32(1)) * (A[vi] * T.float32(2) + T.float32(1))
+
+
+@T.prim_func
+def transposed(A: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16, 8))
+    for i, j in T.grid(8, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vj, vi] = A[vi, vj] + T.float32(3)
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * T.float32(0.5)
+
+
+@T.prim_func
+def transposed_compute_inline(A: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 8), "float32")):
+    for i, j in T.grid(16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = (A[vj, vi] + T.float32(3)) * T.float32(0.5)
+
+
+@T.prim_func
+def window(A: T.Buffer((17,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((17,))
+    for i in range(17):
+        with T.block("B"):
+            vi = T.axis.spatial(17, i)
+            B[vi] = A[vi] * A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] + B[vi + 1]
+
+
+@T.prim_func
+def window_compute_inline(A: T.Buffer((17,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi] * A[vi] + A[vi + 1] * A[vi + 1]
+
+
+@T.prim_func
+def matmul_bias_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                     bias: T.Buffer((16,), "float32"), E: T.Buffer((16, 16), "float32")):
+    C = T.alloc_buffer((16, 16))
+    D = T.alloc_buffer((16, 16))
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi, vj] + bias[vj]
+    for i, j in T.grid(16, 16):
+        with T.block("E"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            E[vi, vj] = T.max(D[vi, vj], T.float32(0))
+
+
+@T.prim_func
+def matmul_bias_relu_reverse_inline(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                                    bias: T.Buffer((16,), "float32"), E: T.Buffer((16, 16), "float32")):
+    C = T.alloc_buffer((16, 16))
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            E[vi, vj] = T.max(C[vi, vj] + bias[vj], T.float32(0))
+
+
+@T.prim_func
+def matmul_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                D: T.Buffer((16, 16), "float32")):
+    C = T.alloc_buffer((16, 16))
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
+
+
+@T.prim_func
+def wide_producer(A: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] * T.float32(3)
+
+
+@T.prim_func
+def wide_producer_reverse_inline(A: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.where(i < 8)
+            C[vi] = (A[vi] + T.float32(1)) * T.float32(3)
+
+
+@T.prim_func
+def narrow_producer(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] * T.float32(3)
+
+
+@T.prim_func
+def two_consumers(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32"),
+                  D: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] * T.float32(3)
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = B[vi] - T.float32(3)
+
+
+@T.prim_func
+def two_consumers_compute_inline(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32"),
+                                 D: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = (A[vi] + T.float32(1)) * T.float32(3)
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = A[vi] + T.float32(1) - T.float32(3)
+
+
+@T.prim_func
+def two_producers(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    C = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = B[vi] + C[vi]
+
+
+@T.prim_func
+def rewritten_buffer(A: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("B2"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = B[vi] + T.float32(1)
+
+
+@T.prim_func
+def odd_producers(A: T.Buffer((16, 4), "float32"), D: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    E = T.alloc_buffer((16,))
+    F = T.alloc_buffer((16,))
+    G = T.alloc_buffer((16,))
+    G2 = T.alloc_buffer((16,))
+    H = T.alloc_buffer((16, 16))
+    S = T.alloc_buffer((16,))
+    for i, j in T.grid(16, 4):
+        with T.block("collapse"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi] = A[vi, vj]
+    for i in range(15):
+        with T.block("shifted"):
+            vi = T.axis.spatial(15, i)
+            E[vi + 1] = A[vi, 0]
+    for i in range(16):
+        with T.block("loop_var"):
+            vi = T.axis.spatial(16, i)
+            F[vi] = A[vi, 0] + T.Cast("float32", i)
+    for i in range(16):
+        with T.block("two_stores"):
+            vi = T.axis.spatial(16, i)
+            G[vi] = A[vi, 1]
+            G2[vi] = A[vi, 2]
+    for i in range(16):
+        with T.block("diagonal"):
+            vi = T.axis.spatial(16, i)
+            H[vi, vi] = A[vi, 3]
+    for i in range(16):
+        with T.block("self_read"):
+            vi = T.axis.spatial(16, i)
+            S[vi] = S[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.spatial(16, i)
+            D[vi] = B[vi] + E[vi] + F[vi] + G[vi] + G2[vi] + H[vi, vi] + S[vi]
+
+
+@T.prim_func
+def parameter_intermediate(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"),
+                           C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi] * T.float32(3)
+
+
+@T.prim_func
+def branchy_consumer(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            if vi < 8:
+                C[vi] = B[vi]
+
+
+@T.prim_func
+def lonely(A: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@T.prim_func
+def odd_consumers(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32"),
+                  D: T.Buffer((16,), "float32"), E: T.Buffer((16,), "float32")):
+    B1 = T.alloc_buffer((17,))
+    B2 = T.alloc_buffer((16,))
+    B3 = T.alloc_buffer((16,))
+    for i in range(17):
+        with T.block("B1"):
+            vi = T.axis.spatial(17, i)
+            B1[vi] = T.float32(2)
+    for i in range(16):
+        with T.block("B2"):
+            vi = T.axis.spatial(16, i)
+            B2[vi] = T.float32(3)
+    for i in range(16):
+        with T.block("B3"):
+            vi = T.axis.spatial(16, i)
+            B3[vi] = T.float32(4)
+    for i in range(16):
+        with T.block("window"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B1[vi] + B1[vi + 1]
+    for i in range(16):
+        with T.block("predicated"):
+            vi = T.axis.spatial(16, i)
+            T.where(i < 15)
+            D[vi] = B2[vi]
+    for i in range(16):
+        with T.block("constant_index"):
+            vi = T.axis.spatial(16, i)
+            E[vi] = B3[0] + A[vi]
+# fmt: on
+
+
+# ---------------------------------------------------------------- compute_inline
+
+
+def test_compute_inline_elementwise():
+    sch = Schedule(elementwise)
+    sch.compute_inline(sch.get_block("B"))
+    tir.assert_structural_equal(sch.func, elementwise_compute_inline)
+    verify_trace_roundtrip(sch, elementwise)
+    assert_same_numbers(elementwise, sch.mod)
+
+
+def test_compute_inline_chain_both_orders():
+    for order in (("B", "C"), ("C", "B")):
+        sch = Schedule(chain)
+        for name in order:
+            sch.compute_inline(sch.get_block(name))
+        tir.assert_structural_equal(sch.func, chain_inline_all)
+        verify_trace_roundtrip(sch, chain)
+        assert_same_numbers(chain, sch.mod)
+
+
+def test_compute_inline_transposed_store():
+    sch = Schedule(transposed)
+    sch.compute_inline(sch.get_block("B"))
+    tir.assert_structural_equal(sch.func, transposed_compute_inline)
+    verify_trace_roundtrip(sch, transposed)
+    assert_same_numbers(transposed, sch.mod)
+
+
+def test_compute_inline_window_reads_two_elements():
+    sch = Schedule(window)
+    sch.compute_inline(sch.get_block("B"))
+    tir.assert_structural_equal(sch.func, window_compute_inline)
+    verify_trace_roundtrip(sch, window)
+    assert_same_numbers(window, sch.mod)
+
+
+def test_compute_inline_into_two_consumers():
+    sch = Schedule(two_consumers)
+    sch.compute_inline(sch.get_block("B"))
+    tir.assert_structural_equal(sch.func, two_consumers_compute_inline)
+    verify_trace_roundtrip(sch, two_consumers)
+    assert_same_numbers(two_consumers, sch.mod)
+
+
+def test_compute_inline_keeps_other_handles():
+    sch = Schedule(elementwise)
+    consumer = sch.get_block("C")
+    i, j = sch.get_loops(consumer)
+    sch.compute_inline(sch.get_block("B"))
+    assert [sch.get(loop) for loop in sch.get_loops(consumer)] == [sch.get(i), sch.get(j)]
+    assert sch.get(consumer).name == "C"
+
+
+def test_compute_inline_removed_block_handle_is_stale():
+    from schedule import StaleHandleError
+
+    sch = Schedule(elementwise)
+    producer = sch.get_block("B")
+    sch.compute_inline(producer)
+    try:
+        sch.get(producer)
+    except StaleHandleError as err:
+        assert "compute_inline" in str(err)
+    else:
+        raise AssertionError("the handle to the inlined block should be stale")
+
+
+# ---------------------------------------------------------------- reverse_compute_inline
+
+
+def test_reverse_compute_inline_elementwise():
+    sch = Schedule(elementwise)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    tir.assert_structural_equal(sch.func, elementwise_reverse_compute_inline)
+    verify_trace_roundtrip(sch, elementwise)
+    assert_same_numbers(elementwise, sch.mod)
+
+
+def test_reverse_compute_inline_relu_into_bias_after_matmul():
+    sch = Schedule(matmul_bias_relu)
+    sch.reverse_compute_inline(sch.get_block("E"))
+    tir.assert_structural_equal(sch.func, matmul_bias_relu_reverse_inline)
+    verify_trace_roundtrip(sch, matmul_bias_relu)
+    assert_same_numbers(matmul_bias_relu, sch.mod)
+
+
+def test_reverse_compute_inline_adds_predicate_for_wider_producer():
+    sch = Schedule(wide_producer)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    tir.assert_structural_equal(sch.func, wide_producer_reverse_inline)
+    verify_trace_roundtrip(sch, wide_producer)
+    assert_same_numbers(wide_producer, sch.mod)
+
+
+def test_reverse_then_forward_inline_chain():
+    sch = Schedule(chain)
+    sch.reverse_compute_inline(sch.get_block("D"))
+    sch.compute_inline(sch.get_block("B"))
+    verify_trace_roundtrip(sch, chain)
+    assert_same_numbers(chain, sch.mod)
+    assert set(sch.state.index.blocks) == {"root", "C"}
+    assert sch.get(sch.get_block("C")).writes[0].buffer.name == "D"
+
+
+# ---------------------------------------------------------------- illegal compute_inline
+
+
+def test_inline_reduction_block_fails():
+    sch = Schedule(matmul_relu)
+    assert_fails_unchanged(
+        sch, ReductionInlineError, "can't inline a reduction block", sch.compute_inline, sch.get_block("C")
+    )
+
+
+def test_inline_output_block_fails():
+    sch = Schedule(elementwise)
+    assert_fails_unchanged(sch, OutputBlockError, "parameter", sch.compute_inline, sch.get_block("C"))
+
+
+def test_inline_non_injective_block_fails():
+    sch = Schedule(odd_producers)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "not injective", sch.compute_inline, sch.get_block("collapse")
+    )
+
+
+def test_inline_shifted_store_fails():
+    sch = Schedule(odd_producers)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "distinct block iterator", sch.compute_inline, sch.get_block("shifted")
+    )
+
+
+def test_inline_repeated_index_fails():
+    sch = Schedule(odd_producers)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "distinct block iterator", sch.compute_inline, sch.get_block("diagonal")
+    )
+
+
+def test_inline_value_with_loop_variable_fails():
+    sch = Schedule(odd_producers)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "neither a block iterator", sch.compute_inline, sch.get_block("loop_var")
+    )
+
+
+def test_inline_two_stores_fails():
+    sch = Schedule(odd_producers)
+    assert_fails_unchanged(
+        sch, NotSingleWriteError, "writes 2 buffers", sch.compute_inline, sch.get_block("two_stores")
+    )
+
+
+def test_inline_block_reading_its_output_fails():
+    sch = Schedule(odd_producers)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "reads S, the buffer it writes", sch.compute_inline, sch.get_block("self_read")
+    )
+
+
+def test_inline_buffer_with_two_writers_fails():
+    sch = Schedule(rewritten_buffer)
+    assert_fails_unchanged(
+        sch, NotSingleProducerError, "B2 also writes B", sch.compute_inline, sch.get_block("B")
+    )
+
+
+def test_inline_only_block_fails():
+    sch = Schedule(lonely)
+    assert_fails_unchanged(sch, OnlyLeafError, "only statement", sch.compute_inline, sch.get_block("B"))
+
+
+# ---------------------------------------------------------------- illegal reverse_compute_inline
+
+
+def test_reverse_inline_into_reduction_fails():
+    sch = Schedule(matmul_relu)
+    assert_fails_unchanged(
+        sch, ReductionInlineError, "reduction block", sch.reverse_compute_inline, sch.get_block("D")
+    )
+
+
+def test_reverse_inline_reduction_consumer_fails():
+    sch = Schedule(matmul_bias_relu)
+    assert_fails_unchanged(
+        sch, ReductionInlineError, "reduction block", sch.reverse_compute_inline, sch.get_block("C")
+    )
+
+
+def test_reverse_inline_two_produced_inputs_fails():
+    sch = Schedule(two_producers)
+    assert_fails_unchanged(
+        sch, NotSingleReadError, "reads 2 (B, C)", sch.reverse_compute_inline, sch.get_block("D")
+    )
+
+
+def test_reverse_inline_with_other_consumer_fails():
+    sch = Schedule(two_consumers)
+    assert_fails_unchanged(
+        sch, OtherConsumersError, "block D also reads B", sch.reverse_compute_inline, sch.get_block("C")
+    )
+
+
+def test_reverse_inline_window_fails():
+    sch = Schedule(odd_consumers)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "different indices", sch.reverse_compute_inline, sch.get_block("window")
+    )
+
+
+def test_reverse_inline_predicated_consumer_fails():
+    sch = Schedule(odd_consumers)
+    assert_fails_unchanged(
+        sch, InlinePredicateError, "T.where", sch.reverse_compute_inline, sch.get_block("predicated")
+    )
+
+
+def test_reverse_inline_constant_index_fails():
+    sch = Schedule(odd_consumers)
+    assert_fails_unchanged(
+        sch,
+        InlineBodyError,
+        "distinct block iterator",
+        sch.reverse_compute_inline,
+        sch.get_block("constant_index"),
+    )
+
+
+def test_reverse_inline_uncovered_consumer_fails():
+    sch = Schedule(narrow_producer)
+    assert_fails_unchanged(
+        sch, NotCoveredError, "writes only [0, 7]", sch.reverse_compute_inline, sch.get_block("C")
+    )
+
+
+def test_reverse_inline_producer_writing_parameter_fails():
+    sch = Schedule(parameter_intermediate)
+    assert_fails_unchanged(sch, OutputBlockError, "parameter", sch.reverse_compute_inline, sch.get_block("C"))
+
+
+def test_reverse_inline_branchy_consumer_fails():
+    sch = Schedule(branchy_consumer)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "single store", sch.reverse_compute_inline, sch.get_block("C")
+    )

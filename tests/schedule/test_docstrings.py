@@ -1,0 +1,30 @@
+"""The examples in the schedule primitives' docstrings run as doctests (before -> after scripts)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+import tir
+from schedule import Schedule
+
+MODULES = [
+    "schedule.loop_transformation",
+    "schedule.for_kind",
+    "schedule.annotate",
+    "schedule.compute_inline",
+    "schedule.reduction",
+    "schedule.sampling",
+    "schedule.cache_read_write",
+    "schedule.compute_at",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"tir": tir, "Schedule": Schedule}, report=True)
+    assert result.attempted > 0, f"{name} has no examples"
+    assert result.failed == 0, f"{result.failed} docstring example(s) of {name} failed (output above)"

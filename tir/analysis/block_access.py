@@ -1,0 +1,174 @@
+"""Read/write region inference for blocks (TVM's GetBlockAccessRegion).
+
+``infer_access_regions(block)`` returns the regions a block reads and writes,
+from the loads and stores in its ``init`` and ``body``, nested blocks included.
+The block's own iterators are points; loops inside the block are relaxed over
+their ranges; a nested block's iterators are replaced by the values bound to
+them. There is one region per buffer, the hull of all its accesses, in order of
+first appearance; buffers the block (or a nested block) allocates are left out.
+The parser calls this for blocks without ``T.reads``/``T.writes``, and the
+schedule calls it whenever a primitive rewrites a block body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..arith import Analyzer
+from ..arith.int_set import IntervalSet, relax_indices, set_to_range, union
+from ..buffer import Buffer, BufferRegion
+from ..expr import BufferLoad, Let, PrimExpr, Range, Var
+from ..functor import Visitor, substitute
+from ..stmt import (
+    Allocate,
+    Block,
+    BlockRealize,
+    BufferStore,
+    Evaluate,
+    For,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+)
+
+
+def infer_access_regions(
+    block: Block,
+) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+    """``(reads, writes)`` of ``block``; a buffer both read and written appears in both."""
+    collector = _AccessCollector(block)
+    if block.init is not None:
+        collector.stmt(block.init)
+    collector.stmt(block.body)
+    return collector.regions(collector.reads), collector.regions(collector.writes)
+
+
+def region_of(
+    indices: Sequence[PrimExpr],
+    dom_map: Mapping[Var, IntervalSet | Range],
+    analyzer: Analyzer | None = None,
+) -> tuple[Range, ...]:
+    """The Ranges ``buffer[indices]`` covers while the vars in ``dom_map`` vary (others fixed)."""
+    analyzer = analyzer or Analyzer()
+    return tuple(set_to_range(s, analyzer) for s in relax_indices(indices, dom_map, analyzer))
+
+
+class _AccessCollector:
+    def __init__(self, block: Block):
+        self.analyzer = Analyzer()
+        for iv in block.iter_vars:
+            # A range, never a substitution: regions keep naming the block's iterators.
+            self.analyzer.update_range(iv.var, iv.dom)
+        self.relaxed: dict[Var, IntervalSet] = {}
+        self.bindings: dict[Var, PrimExpr] = {}
+        self.allocated: set[Buffer] = set(block.alloc_buffers)
+        self.reads: dict[Buffer, list[IntervalSet]] = {}
+        self.writes: dict[Buffer, list[IntervalSet]] = {}
+
+    # ------------------------------------------------------------ recording
+
+    def record(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer, indices) -> None:
+        indices = [substitute(i, self.bindings) for i in indices]
+        sets = relax_indices(indices, self.relaxed, self.analyzer)
+        known = table.get(buffer)
+        if known is None:
+            table[buffer] = sets
+        else:
+            table[buffer] = [union([a, b], self.analyzer) for a, b in zip(known, sets)]
+
+    def regions(self, table: dict[Buffer, list[IntervalSet]]) -> tuple[BufferRegion, ...]:
+        return tuple(
+            BufferRegion(
+                buffer,
+                tuple(set_to_range(s, self.analyzer, extent) for s, extent in zip(sets, buffer.shape)),
+            )
+            for buffer, sets in table.items()
+            if buffer not in self.allocated
+        )
+
+    # ------------------------------------------------------------ walking
+
+    def expr(self, e: PrimExpr) -> None:
+        _LoadFinder(self).visit(e)
+
+    def stmt(self, s: Stmt) -> None:
+        handler = _STMT_HANDLERS.get(type(s))
+        if handler is None:
+            raise TypeError(f"region inference does not know the statement {type(s).__name__}")
+        handler(self, s)
+
+    def _store(self, s: BufferStore) -> None:
+        self.expr(s.value)
+        for index in s.indices:
+            self.expr(index)
+        self.record(self.writes, s.buffer, s.indices)
+
+    def _for(self, s: For) -> None:
+        low = substitute(s.min, self.bindings)
+        high = substitute(s.min + s.extent - 1, self.bindings)
+        low_set, high_set = relax_indices([low, high], self.relaxed, self.analyzer)
+        self.relaxed[s.loop_var] = IntervalSet(low_set.min_value, high_set.max_value)
+        self.analyzer.bind(s.loop_var, Range(low, substitute(s.extent, self.bindings)))
+        self.stmt(s.body)
+
+    def _realize(self, s: BlockRealize) -> None:
+        inner = s.block
+        for iv, value in zip(inner.iter_vars, s.iter_values):
+            self.expr(value)
+            self.bindings[iv.var] = substitute(value, self.bindings)
+        self.expr(s.predicate)
+        self.allocated.update(inner.alloc_buffers)
+        if inner.init is not None:
+            self.stmt(inner.init)
+        self.stmt(inner.body)
+
+    def _seq(self, s: SeqStmt) -> None:
+        for child in s.seq:
+            self.stmt(child)
+
+    def _if(self, s: IfThenElse) -> None:
+        self.expr(s.condition)
+        self.stmt(s.then_case)
+        if s.else_case is not None:
+            self.stmt(s.else_case)
+
+    def _let(self, s: LetStmt) -> None:
+        self.expr(s.value)
+        self.bindings[s.var] = substitute(s.value, self.bindings)
+        self.stmt(s.body)
+
+    def _allocate(self, s: Allocate) -> None:
+        self.allocated.add(s.buffer)
+        self.stmt(s.body)
+
+    def _evaluate(self, s: Evaluate) -> None:
+        self.expr(s.value)
+
+
+_STMT_HANDLERS = {
+    BufferStore: _AccessCollector._store,
+    For: _AccessCollector._for,
+    BlockRealize: _AccessCollector._realize,
+    SeqStmt: _AccessCollector._seq,
+    IfThenElse: _AccessCollector._if,
+    LetStmt: _AccessCollector._let,
+    Allocate: _AccessCollector._allocate,
+    Evaluate: _AccessCollector._evaluate,
+}
+
+
+class _LoadFinder(Visitor):
+    """Records every BufferLoad in an expression as a read (inner loads first)."""
+
+    def __init__(self, collector: _AccessCollector):
+        self.collector = collector
+
+    def visit_BufferLoad(self, load: BufferLoad) -> None:
+        self.generic_visit(load)
+        self.collector.record(self.collector.reads, load.buffer, load.indices)
+
+    def visit_Let(self, let: Let) -> None:
+        self.visit(let.value)
+        self.collector.bindings[let.var] = substitute(let.value, self.collector.bindings)
+        self.visit(let.body)

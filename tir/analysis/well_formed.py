@@ -1,0 +1,306 @@
+"""Well-formedness of PrimFuncs: ``tir.verify_well_formed(func, raise_error=True)``.
+
+Checks what every pass and schedule primitive must preserve, and reports every
+problem found in one ``WellFormedError``, each line naming the block or loop:
+
+- each variable is used inside the scope that defines it (loop variables in the
+  loop body, block iterators in their block, let variables in the let body;
+  parameters and shape variables are visible everywhere), and is not defined
+  again inside its own scope;
+- a block with iterators uses no variable defined outside it (only its own
+  iterators, variables it defines inside, parameters and shape variables), as
+  in TVM; its bindings and ``T.where`` are evaluated outside it and may use the
+  loops around it; blocks without iterators (opaque blocks) see their context;
+- block names are unique; a realize binds one value per iterator;
+- each binding stays inside its iterator's domain over the ranges of the loops
+  around it (by constant interval bounds; a binding whose variables appear in
+  the block's ``T.where`` is left to the predicate);
+- every accessed buffer (load, store, read/write region) is a parameter or
+  allocated around the access (``alloc_buffers`` of an enclosing block, or
+  ``Allocate``), and is indexed with as many indices as it has dimensions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from ..arith.const_bound import NEG_INF, POS_INF, ConstIntBound, bound_of_dtype, const_int_bound
+from ..buffer import Buffer, BufferRegion
+from ..expr import BufferLoad, IntImm, Let, PrimExpr, Var
+from ..function import IRModule, PrimFunc
+from ..functor import child_fields, collect_vars
+from ..stmt import (
+    Allocate,
+    BlockRealize,
+    BufferStore,
+    Evaluate,
+    For,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+)
+
+
+class WellFormedError(ValueError):
+    """A function breaks the IR's invariants; the message lists every problem found."""
+
+
+def verify_well_formed(func: PrimFunc | IRModule, raise_error: bool = True) -> bool:
+    """True if ``func`` (or every function of a module) is well formed.
+
+    Otherwise raise ``WellFormedError`` listing all problems, or return False when
+    ``raise_error`` is False.
+    """
+    if isinstance(func, IRModule):
+        problems = []
+        for name, member in func.functions.items():
+            problems += [f"{name}: {p}" for p in _Checker(member).run()]
+        title = f"module {func.name}"
+    elif isinstance(func, PrimFunc):
+        problems = _Checker(func).run()
+        title = f"function '{func.name}'"
+    else:
+        raise TypeError(f"verify_well_formed needs a PrimFunc or an IRModule, got {type(func).__name__}")
+    if problems and raise_error:
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        raise WellFormedError(
+            f"{title} is not well formed ({count}):\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+    return not problems
+
+
+@dataclass(frozen=True)
+class _Definition:
+    kind: str  # "loop variable", "iterator", "let variable"
+    owner: str  # where it is defined, for messages
+    depth: int  # number of blocks with iterators around the definition
+
+
+class _Checker:
+    def __init__(self, func: PrimFunc):
+        self.func = func
+        self.globals: set[Var] = {p for p in func.params if isinstance(p, Var)}
+        for buffer in func.buffer_params:
+            for dim in buffer.shape:
+                self.globals |= collect_vars(dim)
+        self.defined: dict[Var, _Definition] = {}
+        self.bounds: dict[Var, ConstIntBound] = {}
+        self.buffers: Counter[Buffer] = Counter(func.buffer_params)
+        self.blocks: list[str] = []  # enclosing blocks with iterators
+        self.context: list[str] = []  # enclosing blocks and loops, for messages
+        self.block_names: Counter[str] = Counter()
+        self.problems: dict[str, None] = {}
+
+    def run(self) -> list[str]:
+        self.stmt(self.func.body)
+        for name, count in self.block_names.items():
+            if count > 1:
+                self.report(f"block name '{name}' is used by {count} blocks; block names must be unique")
+        return list(self.problems)
+
+    def report(self, message: str) -> None:
+        self.problems.setdefault(message, None)
+
+    def where(self) -> str:
+        if not self.context:
+            return f"function '{self.func.name}'"
+        return self.context[-1]
+
+    # ------------------------------------------------------------ scopes
+
+    def define(self, var: Var, kind: str, owner: str, bound: ConstIntBound | None):
+        previous = self.defined.get(var), self.bounds.get(var)
+        if previous[0] is not None or var in self.globals:
+            self.report(
+                f"{self.where()}: {kind} {var.name} is defined again inside the scope that already defines it"
+            )
+        self.defined[var] = _Definition(kind, owner, len(self.blocks))
+        self.bounds[var] = bound or bound_of_dtype(var.dtype)
+        return var, previous
+
+    def undefine(self, token) -> None:
+        var, (definition, bound) = token
+        for table, old in ((self.defined, definition), (self.bounds, bound)):
+            if old is None:
+                table.pop(var, None)
+            else:
+                table[var] = old
+
+    def use(self, var: Var) -> None:
+        if var in self.globals:
+            return
+        definition = self.defined.get(var)
+        if definition is None:
+            self.report(
+                f"{self.where()}: variable {var.name} is used outside the scope that defines it "
+                "(it is not a parameter, a shape variable, or a loop, iterator or let variable in scope)"
+            )
+        elif definition.depth < len(self.blocks):
+            self.report(
+                f"block '{self.blocks[-1]}' uses {definition.kind} {var.name} of {definition.owner}, "
+                "defined outside the block; a block with iterators may only use its own iterators: "
+                f"bind one to {var.name} with T.axis and use it instead"
+            )
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, e) -> None:
+        if isinstance(e, Var):
+            self.use(e)
+            return
+        if isinstance(e, BufferLoad):
+            self.access(e.buffer, len(e.indices), "loads")
+        if isinstance(e, Let):
+            self.expr(e.value)
+            token = self.define(e.var, "let variable", f"the let of {e.var.name}", self.bound(e.value))
+            self.expr(e.body)
+            self.undefine(token)
+            return
+        for name in child_fields(type(e)):
+            value = getattr(e, name)
+            for child in value if isinstance(value, tuple) else (value,):
+                if isinstance(child, PrimExpr):
+                    self.expr(child)
+
+    def bound(self, value: PrimExpr) -> ConstIntBound:
+        return const_int_bound(value, self.bounds)
+
+    def access(self, buffer: Buffer, rank: int, verb: str) -> None:
+        if not self.buffers[buffer]:
+            self.report(
+                f"{self.where()} {verb} buffer {buffer.name}, which is neither a parameter nor allocated "
+                "around the access (T.alloc_buffer in an enclosing block, or Allocate)"
+            )
+        if rank != len(buffer.shape):
+            self.report(
+                f"{self.where()} {verb} buffer {buffer.name} of {len(buffer.shape)} dimensions "
+                f"with {rank} indices"
+            )
+
+    def region(self, region: BufferRegion, verb: str) -> None:
+        self.access(region.buffer, len(region.region), verb)
+        for r in region.region:
+            self.expr(r.min)
+            self.expr(r.extent)
+
+    def allocate(self, buffer: Buffer) -> None:
+        for dim in buffer.shape:
+            self.expr(dim)
+        self.buffers[buffer] += 1
+
+    # ------------------------------------------------------------ statements
+
+    def stmt(self, s: Stmt) -> None:
+        if isinstance(s, SeqStmt):
+            for child in s.seq:
+                self.stmt(child)
+        elif isinstance(s, For):
+            self.loop(s)
+        elif isinstance(s, BlockRealize):
+            self.realize(s)
+        elif isinstance(s, BufferStore):
+            self.access(s.buffer, len(s.indices), "stores to")
+            self.expr(s.value)
+            for index in s.indices:
+                self.expr(index)
+        elif isinstance(s, IfThenElse):
+            self.expr(s.condition)
+            self.stmt(s.then_case)
+            if s.else_case is not None:
+                self.stmt(s.else_case)
+        elif isinstance(s, LetStmt):
+            self.expr(s.value)
+            token = self.define(s.var, "let variable", f"the let of {s.var.name}", self.bound(s.value))
+            self.stmt(s.body)
+            self.undefine(token)
+        elif isinstance(s, Allocate):
+            self.allocate(s.buffer)
+            self.stmt(s.body)
+            self.buffers[s.buffer] -= 1
+        elif isinstance(s, Evaluate):
+            self.expr(s.value)
+        else:
+            self.report(f"{self.where()}: unexpected {type(s).__name__} statement")
+
+    def loop(self, s: For) -> None:
+        self.expr(s.min)
+        self.expr(s.extent)
+        low, size = self.bound(s.min), self.bound(s.extent)
+        bound = None
+        if low.min_value > NEG_INF and max(low.max_value, size.max_value) < POS_INF:
+            bound = ConstIntBound(low.min_value, low.max_value + max(size.max_value, 1) - 1)
+        token = self.define(s.loop_var, "loop variable", f"loop {s.loop_var.name}", bound)
+        self.context.append(f"loop {s.loop_var.name}")
+        self.stmt(s.body)
+        self.context.pop()
+        self.undefine(token)
+
+    def realize(self, s: BlockRealize) -> None:
+        block = s.block
+        self.block_names[block.name] += 1
+        for value in s.iter_values:
+            self.expr(value)
+        self.expr(s.predicate)
+        if len(s.iter_values) != len(block.iter_vars):
+            self.report(
+                f"block '{block.name}' has {len(block.iter_vars)} iterators but its realize binds "
+                f"{len(s.iter_values)} values"
+            )
+        for iter_var, value in zip(block.iter_vars, s.iter_values):
+            self.check_binding(block.name, iter_var, value, s.predicate)
+        if block.iter_vars:
+            self.blocks.append(block.name)
+        self.context.append(f"block '{block.name}'")
+        tokens = []
+        for iter_var in block.iter_vars:
+            self.expr(iter_var.dom.min)
+            self.expr(iter_var.dom.extent)
+        for iter_var in block.iter_vars:
+            bound = _range_bound(self.bound(iter_var.dom.min), self.bound(iter_var.dom.extent))
+            tokens.append(self.define(iter_var.var, "iterator", f"block '{block.name}'", bound))
+        for buffer in block.alloc_buffers:
+            self.allocate(buffer)
+        for region in block.reads:
+            self.region(region, "reads")
+        for region in block.writes:
+            self.region(region, "writes")
+        if block.init is not None:
+            self.stmt(block.init)
+        self.stmt(block.body)
+        for buffer in block.alloc_buffers:
+            self.buffers[buffer] -= 1
+        for token in reversed(tokens):
+            self.undefine(token)
+        self.context.pop()
+        if block.iter_vars:
+            self.blocks.pop()
+
+    def check_binding(self, block_name: str, iter_var, value: PrimExpr, predicate: PrimExpr) -> None:
+        domain = _range_bound(self.bound(iter_var.dom.min), self.bound(iter_var.dom.extent))
+        if domain is None:
+            return
+        reach = self.bound(value)
+        if reach.min_value == NEG_INF or reach.max_value == POS_INF or reach.within(*_pair(domain)):
+            return
+        guarded = not (isinstance(predicate, IntImm) and predicate.value)
+        if guarded and collect_vars(value) & collect_vars(predicate):
+            return
+        low, high = domain.min_value, domain.max_value + 1
+        self.report(
+            f"block '{block_name}': iterator {iter_var.var.name} has domain [{low}, {high}) but is bound "
+            f"to {value!r}, which ranges over [{reach.min_value}, {reach.max_value}]; guard the block "
+            "with T.where or fix the loop extents"
+        )
+
+
+def _range_bound(low: ConstIntBound, size: ConstIntBound) -> ConstIntBound | None:
+    """Bounds of ``[low, low + size)`` when both are constants, else None."""
+    if not (low.is_const and size.is_const):
+        return None
+    return ConstIntBound(low.min_value, low.min_value + size.min_value - 1)
+
+
+def _pair(bound: ConstIntBound) -> tuple[int, int]:
+    return bound.min_value, bound.max_value

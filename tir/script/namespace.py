@@ -1,0 +1,173 @@
+"""The runtime objects ``T`` and ``I`` that TVMScript programs are written against.
+
+A decorated program is never executed: ``@T.prim_func`` reads the function's
+source and hands it to tir/script/parser.py, and ``@I.ir_module`` collects the
+PrimFuncs that its methods already became. Python does evaluate annotations and
+decorators when the ``def`` runs, so ``T.Buffer((1024,), "float32")``,
+``T.Buffer[(1024,), "float32"]``, ``T.handle`` and ``T.int32`` are real, harmless
+objects here. Every other name the parser understands also exists (so IDEs and
+``dir(T)`` list it) as a stub that explains it only has meaning inside a
+``@T.prim_func`` body. ``T_FUNCTIONS`` is the catalogue the parser dispatches on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import dtype as _dt
+from .. import op as _op
+
+# Script functions other than the dtypes and intrinsics, with one line each for help().
+T_FUNCTIONS: dict[str, str] = {
+    "block": 'with T.block("name"): a block, the unit a schedule transforms',
+    "init": "with T.init(): the statement run before the first step of a reduction",
+    "axis.spatial": "vi = T.axis.spatial(dom, binding): a spatial block iterator",
+    "axis.reduce": "vk = T.axis.reduce(dom, binding): a reduction block iterator",
+    "axis.opaque": "v = T.axis.opaque(dom, binding): an iterator of unknown access pattern",
+    "axis.S": "short for T.axis.spatial",
+    "axis.R": "short for T.axis.reduce",
+    "axis.O": "short for T.axis.opaque",
+    "axis.remap": 'vi, vj = T.axis.remap("SR", [i, j]): iterators bound to loops, domains from them',
+    "reads": "T.reads(A[vi, 0:16], ...): the regions a block reads",
+    "writes": "T.writes(C[vi, vj]): the regions a block writes",
+    "where": "T.where(cond): the block runs only where cond holds",
+    "block_attr": "T.block_attr({...}): annotations of the enclosing block",
+    "func_attr": "T.func_attr({...}): attributes of the function",
+    "alloc_buffer": 'B = T.alloc_buffer(shape, dtype="float32", scope="global"): a buffer of a block',
+    "decl_buffer": "B = T.decl_buffer(shape, dtype, scope): storage for the statements that follow",
+    "match_buffer": "A = T.match_buffer(a, shape, dtype): the buffer behind a T.handle parameter",
+    "var": 'n = T.var("int32"): a symbolic variable (also n = T.int32())',
+    "LetStmt": "with T.LetStmt(value) as x: x is bound to value in the indented statements",
+    "Let": "T.Let(body, where={x: value}): the expression body with x bound to value",
+    "grid": "for i, j in T.grid(n, m): nested serial loops",
+    "serial": "for i in T.serial(n) / T.serial(a, b): a serial loop",
+    "parallel": "for i in T.parallel(n): a loop whose iterations run on CPU threads",
+    "vectorized": "for i in T.vectorized(n): a loop turned into vector operations",
+    "unroll": "for i in T.unroll(n): a loop unrolled by the compiler",
+    "thread_binding": 'for i in T.thread_binding(n, thread="threadIdx.x"): a loop bound to GPU threads',
+    "evaluate": "T.evaluate(expr): an expression evaluated for its effect",
+    "Cast": 'T.Cast("float32", x): convert x to a dtype',
+    "cast": 'T.cast(x, "float32"): convert x to a dtype',
+    "max": "T.max(a, b)",
+    "min": "T.min(a, b)",
+    "abs": "T.abs(x): absolute value",
+    "floordiv": "T.floordiv(a, b): division rounding down (a // b)",
+    "floormod": "T.floormod(a, b): remainder of floordiv (a % b)",
+    "truncdiv": "T.truncdiv(a, b): integer division rounding toward zero",
+    "truncmod": "T.truncmod(a, b): remainder of truncdiv",
+    "Select": "T.Select(cond, a, b): a if cond else b, both evaluated",
+    "And": "T.And(a, b): logical and",
+    "Or": "T.Or(a, b): logical or",
+    "Not": "T.Not(a): logical not",
+    "max_value": 'T.max_value("float32"): the largest finite value of a dtype',
+    "min_value": 'T.min_value("float32"): the lowest finite value of a dtype',
+    "Ramp": "T.Ramp(base, stride, lanes): the vector base, base + stride, ...",
+    "Broadcast": "T.Broadcast(value, lanes): value in every lane",
+}
+# Scalar dtypes double as constructors: T.float32(0), T.int32(x) (a cast), n = T.int32().
+T_DTYPES = _dt.SCALAR_TYPES
+T_INTRINSICS = tuple(_op.INTRINSICS)
+_SCRIPT_ONLY = "only has meaning inside a @T.prim_func body, which is parsed and never run"
+
+
+class ScriptName:
+    """A name that exists so that annotations evaluate and IDEs see it; parsed, never called."""
+
+    def __init__(self, path: str, doc: str):
+        self.script_path = path
+        self.__doc__ = doc
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        raise RuntimeError(
+            f"T.{self.script_path}(...) {_SCRIPT_ONLY}; decorate the function with @T.prim_func"
+        )
+
+    def __repr__(self) -> str:
+        return f"T.{self.script_path}"
+
+
+class BufferType:
+    """What ``T.Buffer(shape, dtype)`` evaluates to in an annotation at def time."""
+
+    def __init__(self, shape: Any, dtype: str = "float32", scope: str = "global"):
+        self.shape, self.dtype, self.scope = shape, dtype, scope
+
+    def __repr__(self) -> str:
+        return f"T.Buffer({self.shape!r}, {self.dtype!r}, scope={self.scope!r})"
+
+
+class _BufferName(ScriptName):
+    """``T.Buffer``: callable (new spelling) and subscriptable (old spelling)."""
+
+    def __call__(self, shape: Any, dtype: str = "float32", scope: str = "global") -> BufferType:
+        return BufferType(shape, dtype, scope)
+
+    def __getitem__(self, key: Any) -> BufferType:
+        return BufferType(*key) if isinstance(key, tuple) else BufferType(key)
+
+
+class _Namespace:
+    """Attribute access with a did-you-mean error for names the script language lacks."""
+
+    def __init__(self, prefix: str, members: dict[str, Any]):
+        self._prefix = prefix
+        self.__dict__.update(members)
+
+    def __getattr__(self, name: str):
+        import difflib
+
+        known = [n for n in vars(self) if not n.startswith("_")]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {self._prefix}.{close[0]}?" if close else ""
+        raise AttributeError(f"{self._prefix} has no attribute {name!r}{hint}")
+
+    def __dir__(self) -> list[str]:
+        return sorted(n for n in vars(self) if not n.startswith("_"))
+
+    def __repr__(self) -> str:
+        return f"<TVMScript namespace {self._prefix}>"
+
+
+def prim_func(func: Callable | None = None, *, private: bool = False):
+    """Decorator: parse the function's source into a :class:`tir.PrimFunc`.
+
+    ``private`` is accepted for TVM compatibility; functions get no implicit
+    attributes either way (write ``T.func_attr`` to set ``global_symbol``).
+    """
+    if func is None:
+        return lambda f: prim_func(f, private=private)
+    from .parser import parse_function
+
+    return parse_function(func)
+
+
+def ir_module(cls: type):
+    """Class decorator: collect the class's ``@T.prim_func`` methods into an IRModule."""
+    from .parser import parse_module
+
+    return parse_module(cls)
+
+
+def _make_t() -> _Namespace:
+    members: dict[str, Any] = {}
+    axis: dict[str, Any] = {}
+    for path, doc in T_FUNCTIONS.items():
+        head, _, tail = path.partition(".")
+        if tail:
+            axis[tail] = ScriptName(path, doc)
+        else:
+            members[head] = ScriptName(path, doc)
+    for name in T_DTYPES:
+        members[name] = ScriptName(name, f"the {name} dtype; T.{name}(x) makes a constant or a cast")
+    for name in T_INTRINSICS:
+        members[name] = ScriptName(name, f"the {name} intrinsic")
+    members["handle"] = ScriptName("handle", "an untyped pointer parameter, matched with T.match_buffer")
+    members["Buffer"] = _BufferName("Buffer", "T.Buffer(shape, dtype): a buffer parameter's type")
+    members["axis"] = _Namespace("T.axis", axis)
+    members["prim_func"] = prim_func
+    return _Namespace("T", members)
+
+
+T = _make_t()
+I = _Namespace("I", {"ir_module": ir_module})  # noqa: E741 - TVM's name for the module namespace
