@@ -1,10 +1,10 @@
 """schedule: transform TensorIR programs with TVM's primitives, recorded as traces.
 
-    from schedule import Schedule
-    sch = Schedule(MyModule)
-    i, j, k = sch.get_loops(sch.get_block("C"))
-    i0, i1 = sch.split(i, [None, 16])
-    sch.bind(i0, "blockIdx.x")
+from schedule import Schedule
+sch = Schedule(MyModule)
+i, j, k = sch.get_loops(sch.get_block("C"))
+i0, i1 = sch.split(i, [None, 16])
+sch.bind(i0, "blockIdx.x")
 """
 
 from .errors import ScheduleError, StaleHandleError

@@ -664,11 +664,11 @@ class CacheReadWriteMethods:
                     T.reads(A[vi])
                     T.writes(B_shared[vi])
                     B_shared[vi] = A[vi] * T.float32(2.0)
-            for i in range(8):
+            for i_1 in range(8):
                 with T.block("C"):
-                    vi = T.axis.spatial(8, i)
-                    T.reads(B_shared[vi])
-                    T.writes(C[vi])
-                    C[vi] = B_shared[vi] + T.float32(1.0)
+                    vi_1 = T.axis.spatial(8, i_1)
+                    T.reads(B_shared[vi_1])
+                    T.writes(C[vi_1])
+                    C[vi_1] = B_shared[vi_1] + T.float32(1.0)
         """
         return self._run("set_scope", block=block, buffer_index=buffer_index, storage_scope=storage_scope)

@@ -580,17 +580,16 @@ class ComputeAtMethods:
             for i in range(8):
                 for ax0 in range(8):
                     with T.block("B"):
-                        vi = T.axis.spatial(8, i)
-                        vj = T.axis.spatial(8, ax0)
+                        vi, vj = T.axis.remap("SS", [i, ax0])
                         T.reads(A[vi, vj])
                         T.writes(B[vi, vj])
                         B[vi, vj] = A[vi, vj] * T.float32(2.0)
                 for j in range(8):
                     with T.block("C"):
-                        vi, vj = T.axis.remap("SS", [i, j])
-                        T.reads(B[vi, vj])
-                        T.writes(C[vi, vj])
-                        C[vi, vj] = B[vi, vj] + T.float32(1.0)
+                        vi_1, vj_1 = T.axis.remap("SS", [i, j])
+                        T.reads(B[vi_1, vj_1])
+                        T.writes(C[vi_1, vj_1])
+                        C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1.0)
         """
         return self._run(
             "compute_at", block=block, loop=loop, preserve_unit_loops=preserve_unit_loops, index=index
@@ -654,11 +653,10 @@ class ComputeAtMethods:
                         B[vi, vj] = A[vi, vj] * T.float32(2.0)
                 for ax0 in range(8):
                     with T.block("C"):
-                        vi = T.axis.spatial(8, i)
-                        vj = T.axis.spatial(8, ax0)
-                        T.reads(B[vi, vj])
-                        T.writes(C[vi, vj])
-                        C[vi, vj] = B[vi, vj] + T.float32(1.0)
+                        vi_1, vj_1 = T.axis.remap("SS", [i, ax0])
+                        T.reads(B[vi_1, vj_1])
+                        T.writes(C[vi_1, vj_1])
+                        C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1.0)
         """
         return self._run(
             "reverse_compute_at", block=block, loop=loop, preserve_unit_loops=preserve_unit_loops, index=index

@@ -76,12 +76,17 @@ class NonUnitStrideVectorizeError(ScheduleError):
 # ---------------------------------------------------------------- checks shared with loop_transformation
 
 
-def expect_loop(node, primitive_name: str, what: str = "loop") -> For:
+def expect_loop(node, primitive_name: str) -> For:
     """The node behind a handle, checked to be a loop."""
     if not isinstance(node, For):
         kind = f"block {node.name!r}" if isinstance(node, Block) else type(node).__name__
-        raise ArgumentError(f"{primitive_name} needs a loop handle (LoopRV) for {what}, got {kind}", node)
+        raise ArgumentError(f"{primitive_name} needs a loop handle (LoopRV), got {kind}", node)
     return node
+
+
+def verb(primitive_name: str) -> str:
+    """The primitive's name as a verb in a sentence ("can't parallelize loop i")."""
+    return "parallelize" if primitive_name == "parallel" else primitive_name
 
 
 def describe_kind(loop: For) -> str:
@@ -96,7 +101,7 @@ def check_serial(loop: For, primitive_name: str, fix: str) -> None:
     if loop.kind is not ForKind.SERIAL:
         name = loop.loop_var.name
         raise WrongLoopKindError(
-            f"can't {primitive_name} loop {name}: it is {describe_kind(loop)}, and {primitive_name} "
+            f"can't {verb(primitive_name)} loop {name}: it is {describe_kind(loop)}, and {primitive_name} "
             f"needs a serial loop. {fix}",
             loop,
         )
@@ -136,7 +141,7 @@ def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: st
                 continue
             role = "reduction" if iv.kind is IterKind.REDUCE else "opaque"
             raise error_cls(
-                f"can't {primitive_name} loop {var.name}: in block {realize.block.name!r}, "
+                f"can't {verb(primitive_name)} loop {var.name}: in block {realize.block.name!r}, "
                 f"{role} iterator {iv.var.name} is bound to {value!r}, so the loop's iterations "
                 f"depend on each other. {fix}",
                 loop,

@@ -413,8 +413,8 @@ def _reorder_chain(state: ScheduleState, loops: list[For]) -> list[For]:
             block = node.block if isinstance(node, BlockRealize) else node
             reason = f"block {block.name!r} lies between them"
         else:
-            below = chain[-1].loop_var.name
-            reason = f"the loop around loop {below} has other statements in its body besides it"
+            owner = next(a for a in state.ancestors(node) if isinstance(a, For))
+            reason = f"loop {owner.loop_var.name} has other statements in its body besides loop {chain[-1].loop_var.name}"
         raise LoopsNotAChainError(
             f"can't reorder loops {top.loop_var.name} and {bottom.loop_var.name}: {reason}. Reorder "
             "needs a single-branch nest of loops (each the only child of the one above)",

@@ -190,7 +190,11 @@ class Schedule(
         if isinstance(result, Sampled):
             result, decision = result.outputs, result.decision
         is_list = isinstance(result, (list, tuple))
-        outputs = [self._make_rv(n) for n in result] if is_list else ([] if result is None else [self._make_rv(result)])
+        outputs = (
+            [self._make_rv(n) for n in result]
+            if is_list
+            else ([] if result is None else [self._make_rv(result)])
+        )
         if self.state.mod is not saved_mod:
             self._note_removed(kind)
         recorded = {k: v for k, v in args.items() if not (prim.sampling and k == "decision")}

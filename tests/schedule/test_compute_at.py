@@ -221,6 +221,37 @@ def row_sum_compute_at(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16,), "flo
 
 
 @T.prim_func
+def prefix_sum(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = T.float32(0)
+            for k in range(vi + 1):
+                C[vi] = C[vi] + B[k]
+
+
+@T.prim_func
+def prefix_sum_compute_at(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        for ax0 in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, ax0)
+                T.where(ax0 < i + 1)
+                B[vi] = A[vi] * T.float32(2)
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = T.float32(0)
+            for k in range(vi + 1):
+                C[vi] = C[vi] + B[k]
+
+
+@T.prim_func
 def side_by_side(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
     B = T.alloc_buffer((16,))
     X = T.alloc_buffer((16,))
@@ -536,6 +567,15 @@ def test_compute_at_reduction_block_covers_the_whole_reduction():
     assert_same_numbers(row_sum, sch.mod)
 
 
+def test_compute_at_symbolic_extent_becomes_a_bound_and_a_predicate():
+    sch = Schedule(prefix_sum)
+    (i,) = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("B"), i)
+    tir.assert_structural_equal(sch.mod["main"], prefix_sum_compute_at)
+    verify_trace_roundtrip(sch, prefix_sum)
+    assert_same_numbers(prefix_sum, sch.mod)
+
+
 def test_compute_at_index_picks_the_position():
     sch = Schedule(side_by_side)
     (i,) = sch.get_loops(sch.get_block("C"))
@@ -641,6 +681,14 @@ def test_compute_at_loop_of_another_scope():
     (j,) = sch.get_loops(sch.get_block("C"))
     assert_fails_unchanged(
         sch, NotInSameScopeError, "in the scope of block outer", sch.compute_at, sch.get_block("B"), j
+    )
+
+
+def test_compute_at_loop_inside_the_block_itself():
+    sch = Schedule(nested_scope)
+    (j,) = sch.get_loops(sch.get_block("C"))
+    assert_fails_unchanged(
+        sch, NotInSameScopeError, "inside block outer itself", sch.compute_at, sch.get_block("outer"), j
     )
 
 

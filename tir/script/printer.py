@@ -375,9 +375,7 @@ class _Printer:
 
     def _literal(self, value: Any) -> str:
         """A Python value of an attribute or annotation dict."""
-        if isinstance(value, bool) or value is None:
-            return repr(value)
-        if isinstance(value, (int, float)):
+        if isinstance(value, (bool, int, float)) or value is None:
             return repr(value)
         if isinstance(value, str):
             return _string(value)
