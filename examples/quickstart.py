@@ -21,9 +21,9 @@ N = 64
 class MyModuleMatmul:
     @T.prim_func
     def main(
-        A: T.Buffer[(N, N), "float32"],
-        B: T.Buffer[(N, N), "float32"],
-        C: T.Buffer[(N, N), "float32"],
+        A: T.Buffer((N, N), "float32"),
+        B: T.Buffer((N, N), "float32"),
+        C: T.Buffer((N, N), "float32"),
     ):
         T.func_attr({"global_symbol": "main", "tir.noalias": True})
         for i, j, k in T.grid(N, N, N):

@@ -206,45 +206,39 @@ def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
 # ---------------------------------------------------------------- the copy stage
 
 
-def _copy_stage(
-    src: Buffer, dst: Buffer, region: tuple[Range, ...], cache_side: Buffer, name: str, compact: bool
-):
-    """Loops ``ax*`` over ``region`` around a block ``name`` copying ``src`` to ``dst``.
+def _copy_stage(original: Buffer, cache: Buffer, region: tuple[Range, ...], compact: bool, into_cache: bool):
+    """Loops ``ax*`` over ``region`` around a block named like ``cache`` that copies between the two.
 
-    ``cache_side`` is the new buffer; with ``compact`` it starts at the region's
-    minimum, so the original buffer's index is ``min + v`` and the cache's is ``v``.
+    ``into_cache`` copies original -> cache (cache_read), else cache -> original
+    (the write-back of cache_write). A ``compact`` cache starts at the region's
+    minimum: the original's index is then ``min + v`` and the cache's ``v``.
     """
     analyzer = Analyzer()
     loop_vars = [Var(f"ax{i}", r.extent.dtype) for i, r in enumerate(region)]
-    iter_vars, values, src_idx, dst_idx = [], [], [], []
-    for i, (r, ax) in enumerate(zip(region, loop_vars)):
+    iter_vars, values, original_idx, cache_idx = [], [], [], []
+    for i, (r, ax, extent) in enumerate(zip(region, loop_vars, cache.shape)):
         v = Var(f"v{i}", r.extent.dtype)
-        analyzer.bind(ax, Range(const(0, r.extent.dtype), r.extent))
-        if compact:
-            iter_vars.append(IterVar(v, Range(const(0, r.extent.dtype), r.extent), IterKind.SPATIAL))
-            values.append(ax)
-            original_index = analyzer.simplify(r.min + v)
-        else:
-            extent = cache_side.shape[i]
-            iter_vars.append(IterVar(v, Range(const(0, extent.dtype), extent), IterKind.SPATIAL))
-            values.append(analyzer.simplify(r.min + ax))
-            original_index = v
-        cache_index = v
-        src_is_cache = src is cache_side
-        src_idx.append(cache_index if src_is_cache else original_index)
-        dst_idx.append(original_index if src_is_cache else cache_index)
-    point = lambda idx: tuple(Range(i, const(1, i.dtype)) for i in idx)  # noqa: E731
+        iter_vars.append(IterVar(v, Range(const(0, extent.dtype), extent), IterKind.SPATIAL))
+        values.append(ax if compact else analyzer.simplify(r.min + ax))
+        original_idx.append(analyzer.simplify(r.min + v) if compact else v)
+        cache_idx.append(v)
+    src, dst = (original, cache) if into_cache else (cache, original)
+    src_idx, dst_idx = (original_idx, cache_idx) if into_cache else (cache_idx, original_idx)
     block = Block(
-        name=name,
+        name=cache.name,
         iter_vars=tuple(iter_vars),
-        reads=(BufferRegion(src, point(src_idx)),),
-        writes=(BufferRegion(dst, point(dst_idx)),),
+        reads=(BufferRegion(src, _points(src_idx)),),
+        writes=(BufferRegion(dst, _points(dst_idx)),),
         body=BufferStore(dst, BufferLoad(src, tuple(src_idx)), tuple(dst_idx)),
     )
     stmt: Stmt = BlockRealize(tuple(values), const(True), block)
     for ax, r in reversed(list(zip(loop_vars, region))):
         stmt = For(ax, const(0, r.extent.dtype), r.extent, ForKind.SERIAL, stmt)
     return stmt, block
+
+
+def _points(indices) -> tuple[Range, ...]:
+    return tuple(Range(i, const(1, i.dtype)) for i in indices)
 
 
 def _cache_buffer(state: ScheduleState, buffer: Buffer, scope: str, region, compact: bool) -> Buffer:
@@ -263,7 +257,8 @@ class _CacheRewriter(Mutator):
 
     ``uses(block)`` says whether a block's accesses move to the cache; ``skip(block)``
     leaves a block (and all inside it) alone; ``regions`` names the region lists of
-    a chosen block to rewrite ("reads", or "reads" and "writes").
+    a chosen block to rewrite ("reads", or "reads" and "writes"). The stage goes into
+    loop ``loc`` at ``pos``; when ``loc`` is the scope block, ``_rewrite_scope`` does it.
     """
 
     def __init__(self, old, new, region, compact, uses, skip, regions, loc, pos, stage):
@@ -282,8 +277,6 @@ class _CacheRewriter(Mutator):
             changes = {name: self._regions(getattr(new_block, name)) for name in self.regions}
             new_block = replace(new_block, **changes)
         self.active = saved
-        if block is self.loc:
-            new_block = replace(new_block, body=_insert(new_block.body, self.pos, self.stage))
         return new_block
 
     def visit_For(self, loop: For):
@@ -362,7 +355,7 @@ def cache_read(
     cache = _cache_buffer(state, buffer, scope_name, region, compact)
 
     # Step 3. Build the copy block and point the consumers at the cache.
-    stage, copy_block = _copy_stage(buffer, cache, region, cache, cache.name, compact)
+    stage, copy_block = _copy_stage(buffer, cache, region, compact, into_cache=True)
     writer_name = writer.name if writer is not None else None
     rewriter = _CacheRewriter(
         buffer,
@@ -416,7 +409,7 @@ def cache_write(
     cache = _cache_buffer(state, buffer, scope_name, region, compact)
 
     # Step 3. The block writes the cache; a new block copies it back.
-    stage, write_back = _copy_stage(cache, buffer, region, cache, cache.name, compact)
+    stage, write_back = _copy_stage(buffer, cache, region, compact, into_cache=False)
     chosen = {block.name} | {b.name for b in _nested_blocks(block)} | (consumers or set())
     rewriter = _CacheRewriter(
         buffer,
@@ -550,7 +543,7 @@ class CacheReadWriteMethods:
     ) -> BlockRV:
         """Make ``block`` write a new buffer of ``storage_scope``, and copy it back afterwards.
 
-        cache_write in TVM (Halide: ``compute_with``-free ``update``-staging via ``in()``).
+        cache_write in TVM (Halide stages an output through a wrapper ``Func`` instead).
         ``block`` now writes ``<buffer>_<scope>`` (``C_local``) instead of the buffer; a
         new block, named like the cache, copies it back to the buffer under loops
         ``ax0, ax1, ...``, right after ``block`` (before the first block that reads the

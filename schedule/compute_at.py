@@ -9,9 +9,12 @@ over the loops inside the target loop, and, for a "shared" buffer, also over
 the thread loops (threadIdx, vthread) outside it: the whole thread block shares
 the buffer, so one fetch serves every thread. A "local" or "global" buffer
 relaxes nothing more (TVM's LoopDomainOfSRefTreePath). The producer's iterators
-are then solved from its write region (``v = a * ax + b``, ``v // c``,
-``v % c``), kept inside the buffer with a ``T.where`` when that cannot be
-proven. cache_read_write.py reuses the region helpers at the top.
+are then solved from its write region (an index ``a * v + b``, ``v // c`` or
+``v % c`` of one iterator; TVM's inverse of multi-iterator affine maps is not
+done, RegionPatternError says so), kept inside the buffer with a ``T.where``
+when that cannot be proven. Where TVM would emit a loop of symbolic extent, the
+loop gets the extent's constant upper bound and a ``T.where``. cache_read_write.py
+reuses the region helpers at the top.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tir import Block, BlockRealize, For, ForKind, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var, const, op
-from tir.arith import Analyzer
+from tir.arith import POS_INF, Analyzer
 from tir.arith.int_set import IntervalSet, eval_set, intersect, union
 from tir.buffer import Buffer, BufferRegion
 from tir.expr import FloorDiv, FloorMod, IterKind
@@ -147,11 +150,20 @@ def relaxed_sets(
 def relaxed_region(
     realize: BlockRealize, region: BufferRegion, dom: dict[Var, Range], analyzer: Analyzer
 ) -> tuple[Range, ...]:
-    """``relaxed_sets`` as Ranges, an unbounded side cut at the buffer's edge."""
+    """``relaxed_sets`` as Ranges, cut at the buffer's edges.
+
+    A side is cut when it is unbounded or a constant outside the buffer: a split
+    whose factors over-cover the extent relaxes to indices past the end, which
+    the block's predicate never lets it touch.
+    """
     ranges = []
     for s, extent in zip(relaxed_sets(realize, region, dom, analyzer), region.buffer.shape):
         low = s.min_value if isinstance(s.min_value, PrimExpr) else const(0, extent.dtype)
         high = s.max_value if isinstance(s.max_value, PrimExpr) else extent - 1
+        if isinstance(low, IntImm) and low.value < 0:
+            low = const(0, extent.dtype)
+        if isinstance(high, IntImm) and isinstance(extent, IntImm) and high.value >= extent.value:
+            high = extent - 1
         ranges.append(Range(low, analyzer.simplify(high - low + 1)))
     return tuple(ranges)
 
@@ -330,10 +342,6 @@ class _Domain:
         self.bound: list[IntervalSet] = []
 
 
-def _floordiv(a: PrimExpr, c: int) -> PrimExpr:
-    return op.floordiv(a, c)
-
-
 def _ceildiv(a: PrimExpr, c: int) -> PrimExpr:
     return op.neg(op.floordiv(op.neg(a), c))
 
@@ -361,8 +369,8 @@ def _solve_dim(provided: Range, required: IntervalSet, dim_max: PrimExpr, block:
             a = a.value
             if a == 1:
                 return v, IntervalSet(low - b, high - b), IntervalSet(op.neg(b), dim_max - b)
-            dom = IntervalSet(_floordiv(low - b, a), _floordiv(high - b, a))
-            return v, dom, IntervalSet(_ceildiv(op.neg(b), a), _floordiv(dim_max - b, a))
+            dom = IntervalSet(op.floordiv(low - b, a), op.floordiv(high - b, a))
+            return v, dom, IntervalSet(_ceildiv(op.neg(b), a), op.floordiv(dim_max - b, a))
     raise RegionPatternError(
         f"cannot tell which instances of block {block.name} produce the needed region: its index "
         f"{index!r} is not a * v + b, v // c or v % c of a single block iterator. Simplify the block's "
@@ -422,7 +430,7 @@ def _new_nest(block, domains, preserve_unit_loops: bool, analyzer: Analyzer) -> 
             loop_extent = extent
             if not isinstance(extent, IntImm):
                 upper = analyzer.const_int_bound(extent).max_value
-                if upper < 2**62:
+                if upper != POS_INF:
                     loop_extent = IntImm(upper, extent.dtype)
                     predicate = op.logical_and(predicate, ax < extent)
             analyzer.bind(ax, Range(const(0, loop_extent.dtype), loop_extent))

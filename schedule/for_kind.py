@@ -222,10 +222,12 @@ def _check_unit_stride(state: ScheduleState, loop: For) -> None:
 # ---------------------------------------------------------------- primitives
 
 
-def _check_thread_tag(thread_axis) -> str:
+def _check_thread_tag(thread_axis, loop: For) -> str:
     if not isinstance(thread_axis, str) or thread_axis not in THREAD_TAGS:
         raise UnknownThreadTagError(
-            f"unknown thread axis {thread_axis!r}; expected one of {', '.join(THREAD_TAGS)}"
+            f"can't bind loop {loop.loop_var.name}: unknown thread axis {thread_axis!r}; expected one of "
+            f"{', '.join(THREAD_TAGS)}",
+            loop,
         )
     return thread_axis
 
@@ -271,7 +273,7 @@ def _check_thread_nesting(state: ScheduleState, loop: For, tag: str) -> None:
 @primitive()
 def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     loop = expect_loop(loop, "bind")
-    tag = _check_thread_tag(thread_axis)
+    tag = _check_thread_tag(thread_axis, loop)
     check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
     check_constant_extent(loop, "bind")
     _check_no_reduction(
@@ -287,7 +289,7 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
 @primitive()
 def parallel(state: ScheduleState, loop: For) -> None:
     loop = expect_loop(loop, "parallel")
-    check_serial(loop, "parallel", "Parallelize a serial loop")
+    check_serial(loop, "parallel", "Split the loop and parallelize its outer part instead")
     _check_no_reduction(
         loop,
         "parallel",

@@ -12,8 +12,8 @@ replayable under its name.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 _counter = itertools.count()
 

@@ -414,7 +414,8 @@ def _reorder_chain(state: ScheduleState, loops: list[For]) -> list[For]:
             reason = f"block {block.name!r} lies between them"
         else:
             owner = next(a for a in state.ancestors(node) if isinstance(a, For))
-            reason = f"loop {owner.loop_var.name} has other statements in its body besides loop {chain[-1].loop_var.name}"
+            below = chain[-1].loop_var.name
+            reason = f"loop {owner.loop_var.name} has other statements in its body besides loop {below}"
         raise LoopsNotAChainError(
             f"can't reorder loops {top.loop_var.name} and {bottom.loop_var.name}: {reason}. Reorder "
             "needs a single-branch nest of loops (each the only child of the one above)",

@@ -609,7 +609,7 @@ class ReductionMethods:
             for i, k in T.grid(4, 8):
                 with T.block("B_rf"):
                     vk, vi = T.axis.remap("SS", [k, i])
-                    T.reads(B_rf[vk, vi], A[vi, vk])
+                    T.reads(A[vi, vk])
                     T.writes(B_rf[vk, vi])
                     with T.init():
                         B_rf[vk, vi] = T.float32(0.0)

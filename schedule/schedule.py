@@ -17,16 +17,16 @@ from typing import Any
 
 from tir import Block, For, IRModule, PrimFunc
 
+from .annotate import AnnotateMethods
+from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
-from .cache_read_write import CacheReadWriteMethods
 from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
 from .for_kind import ForKindMethods
 from .get import GetMethods
-from .instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled, _RV
+from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .loop_transformation import LoopTransformationMethods
 from .reduction import ReductionMethods
-from .annotate import AnnotateMethods
 from .sampling import SamplingMethods
 from .state import ScheduleState
 from .trace import Instruction, Trace

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV, _RV
+from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV
 
 TRACE_VERSION = 1
 _RV_TYPES = {"b": BlockRV, "l": LoopRV, "v": ExprRV}

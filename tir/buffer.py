@@ -49,7 +49,9 @@ class Buffer:
         if not isinstance(indices, tuple):
             indices = (indices,)
         if len(indices) != len(self.shape):
-            raise IndexError(f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}")
+            raise IndexError(
+                f"buffer {self.name} has {len(self.shape)} dimensions, indexed with {len(indices)}"
+            )
         return BufferLoad(self, tuple(const(i) for i in indices))
 
     def full_region(self) -> BufferRegion:

@@ -8,7 +8,7 @@ agree on one spelling.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 FLOAT_TYPES = ("float16", "float32", "float64")
 INT_TYPES = ("int8", "int16", "int32", "int64")
@@ -17,7 +17,7 @@ SCALAR_TYPES = FLOAT_TYPES + INT_TYPES + UINT_TYPES + ("bool",)
 ALL_TYPES = SCALAR_TYPES + ("handle",)
 
 
-@lru_cache(maxsize=None)
+@cache
 def split_lanes(dtype: str) -> tuple[str, int]:
     """Split "float32x4" into ("float32", 4); scalars have one lane."""
     if not isinstance(dtype, str):

@@ -433,7 +433,7 @@ class IterVar:
         return f"IterVar({self.var.name}, {self.dom!r}, {self.kind.name})"
 
 
-ExprLike = Union[PrimExpr, int, float, bool]
+ExprLike = Union[PrimExpr, int, float, bool]  # noqa: UP007 - evaluated at runtime on 3.10
 
 
 def const(value, dtype: str | None = None) -> PrimExpr:

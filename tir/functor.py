@@ -9,8 +9,8 @@ so a pass that changes one maps it explicitly (see ``substitute_buffers``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields, replace
-from typing import Callable
 
 from .buffer import Buffer, BufferRegion
 from .expr import BufferLoad, IterVar, PrimExpr, Range, Var

@@ -137,16 +137,16 @@ def _literal_like(value, other: PrimExpr) -> PrimExpr:
 def _binary(cls, a, b) -> PrimExpr:
     a, b = _promote(a, b)
     if isinstance(a, IntImm) and isinstance(b, IntImm) and cls in _INT_FOLD:
-        value = _INT_FOLD[cls](a.value, b.value) if not (cls in (FloorDiv, FloorMod) and b.value == 0) else None
+        divides_by_zero = cls in (FloorDiv, FloorMod) and b.value == 0
+        value = None if divides_by_zero else _INT_FOLD[cls](a.value, b.value)
         if value is not None:
             return IntImm(value, a.dtype)
     if isinstance(a, FloatImm) and isinstance(b, FloatImm) and cls in _FLOAT_FOLD:
         value = _FLOAT_FOLD[cls](a.value, b.value)
         if value is not None:
             return FloatImm(value, a.dtype)
-    if (isinstance(a, IntImm) or isinstance(a, FloatImm)) and cls in _CMP_FOLD:
-        if isinstance(b, (IntImm, FloatImm)):
-            return IntImm(int(_CMP_FOLD[cls](a.value, b.value)), "bool")
+    if isinstance(a, (IntImm, FloatImm)) and isinstance(b, (IntImm, FloatImm)) and cls in _CMP_FOLD:
+        return IntImm(int(_CMP_FOLD[cls](a.value, b.value)), "bool")
     if (cls is FloorDiv or cls is FloorMod or cls is Div or cls is Mod) and _is_const(b, 0):
         raise ZeroDivisionError(f"division by zero in {a!r} {cls.__name__} 0")
     return cls(a, b)

@@ -518,6 +518,21 @@ def test_global_cache_relaxes_no_thread_loop_either():
     assert_same_numbers(window_sum, sch.mod)
 
 
+def test_shared_cache_relaxes_vthread_and_threadidx_but_not_blockidx():
+    sch = Schedule(window_sum)
+    block = sch.get_block("B")
+    (i,) = sch.get_loops(block)
+    i0, i1, i2 = sch.split(i, [None, 2, 64])
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i1, "vthread.x")
+    sch.bind(i2, "threadIdx.x")
+    cache = sch.cache_read(block, 0, "shared")
+    sch.compute_at(cache, i2)
+    assert ("ax0", 130) in loops_of(sch.mod["main"])
+    assert "v0 = T.axis.spatial(258, i_0 * 128 + ax0)" in sch.mod["main"].script()
+    assert_same_numbers(window_sum, sch.mod)
+
+
 def test_ragged_split_keeps_the_fetch_inside_the_buffer():
     sch = Schedule(window_sum_ragged)
     block, _, i1 = split_bind(sch, "B", 32)

@@ -555,7 +555,7 @@ def test_reorder_refuses_loops_of_different_nests():
 def test_reorder_refuses_a_branching_nest():
     sch = Schedule(two_blocks)
     i, j = _loops(sch, "C")
-    assert_fails_unchanged(sch, LoopsNotAChainError, "other statements", sch.reorder, j, i)
+    assert_fails_unchanged(sch, LoopsNotAChainError, "loop i has other statements", sch.reorder, j, i)
 
 
 def test_reorder_refuses_moving_a_loop_inside_one_that_depends_on_it():

@@ -23,7 +23,6 @@ from .seed_notebook import (
 )
 from .util import assert_same_numbers, verify_trace_roundtrip
 
-
 # ---------------------------------------------------------------- helpers
 
 

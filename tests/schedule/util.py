@@ -1,10 +1,10 @@
 """Checks every schedule test uses: trace round trips, numeric equality, unchanged-on-error.
 
-    sch = Schedule(matmul)
-    ... primitives ...
-    tir.assert_structural_equal(sch.mod["main"], matmul_split_expected)
-    verify_trace_roundtrip(sch, matmul)
-    assert_same_numbers(matmul, sch.mod["main"])
+sch = Schedule(matmul)
+... primitives ...
+tir.assert_structural_equal(sch.mod["main"], matmul_split_expected)
+verify_trace_roundtrip(sch, matmul)
+assert_same_numbers(matmul, sch.mod["main"])
 """
 
 from __future__ import annotations

@@ -36,12 +36,21 @@ from ..stmt import (
 def infer_access_regions(
     block: Block,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
-    """``(reads, writes)`` of ``block``; a buffer both read and written appears in both."""
+    """``(reads, writes)`` of ``block``.
+
+    A buffer both read and written appears in both, except in a reduction block
+    (one with ``T.init``): there the accumulator is only a write, as TVM prints
+    it (``T.reads(A[vi, vk], B[vk, vj])`` for matmul), so ``cache_read(block, 0)``
+    means A, as users of TVM expect.
+    """
     collector = _AccessCollector(block)
     if block.init is not None:
         collector.stmt(block.init)
     collector.stmt(block.body)
-    return collector.regions(collector.reads), collector.regions(collector.writes)
+    reads = collector.reads
+    if block.init is not None:
+        reads = {buf: sets for buf, sets in reads.items() if buf not in collector.writes}
+    return collector.regions(reads), collector.regions(collector.writes)
 
 
 def region_of(
