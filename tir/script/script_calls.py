@@ -1,0 +1,333 @@
+"""The ``T.*`` calls of TVMScript that shape the program: blocks, buffers, variables and loops.
+
+``ScriptCalls`` is a mixin of ``_FunctionBuilder`` (script_builder.py) that adds the expression
+calls of script_expr_calls.py. Its ``_t_*`` handlers take the call and its argument trees and
+return markers (script_values.py) that a statement consumes: a block or init context, a block
+iterator, a directive for the enclosing block, a buffer or variable to declare, a loop to open.
+``_HANDLERS`` maps every script name of namespace.py to its handler (checked at import) and
+``_signature`` gives the arguments script_exprs.py checks a call against.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from lark import Tree
+
+from .. import dtype as _dt
+from ..buffer import normalize_scope
+from ..expr import (
+    IntImm,
+    IterKind,
+    PrimExpr,
+    Range,
+    Var,
+    const,
+)
+from ..stmt import (
+    THREAD_TAGS,
+    ForKind,
+)
+from . import namespace
+from .script_expr_calls import ExpressionCalls
+from .script_values import (
+    _as_index,
+    _AxisDecl,
+    _AxisDecls,
+    _BufferDecl,
+    _BufferSpec,
+    _Call,
+    _Context,
+    _describe,
+    _Directive,
+    _extent,
+    _GridSpec,
+    _index_dtype,
+    _LoopSpec,
+    _plural,
+    _python_constant,
+    _TRef,
+    _VarDecl,
+)
+
+_LOOP_KINDS = {
+    "T.serial": ForKind.SERIAL,
+    "T.parallel": ForKind.PARALLEL,
+    "T.vectorized": ForKind.VECTORIZED,
+    "T.unroll": ForKind.UNROLLED,
+}
+
+
+class ScriptCalls(ExpressionCalls):
+    """Handlers of the T.* calls, with the helpers that check their arguments."""
+
+    # ------------------------------------------------------------ argument helpers
+    @staticmethod
+    def _dtype_of_ref(value: Any) -> str | None:
+        if isinstance(value, _TRef) and len(value.path) == 1:
+            name = value.path[0]
+            if name in namespace.T_DTYPES or name == "handle":
+                return name
+        return None
+
+    def _str(self, node: Tree, what: str) -> str:
+        value = self._value(node)
+        if not isinstance(value, str):
+            raise self.error(node, f"{what} must be a string, not {_describe(value)}")
+        return value
+
+    def _dtype(self, node: Tree) -> str:
+        value = self._value(node)
+        dtype = self._dtype_of_ref(value) if isinstance(value, _TRef) else value
+        if not isinstance(dtype, str):
+            raise self.error(node, f"a dtype is a string such as 'float32', not {_describe(value)}")
+        try:
+            return _dt.check(dtype)
+        except ValueError as exc:
+            raise self.error(node, str(exc)) from None
+
+    def _scope(self, node: Tree) -> str:
+        try:
+            return normalize_scope(self._str(node, "a storage scope"))
+        except ValueError as exc:
+            raise self.error(node, str(exc)) from None
+
+    def _shape(self, node: Tree) -> tuple[PrimExpr, ...]:
+        value = self._value(node)
+        dims = value if isinstance(value, (tuple, list)) else (value,)
+        shape = []
+        for dim in dims:
+            if isinstance(dim, int) and not isinstance(dim, bool):
+                shape.append(const(dim))
+            elif isinstance(dim, PrimExpr) and _dt.is_integer(dim.dtype):
+                shape.append(dim)
+            else:
+                raise self.error(node, f"a buffer shape holds integers, not {_describe(dim)}")
+        return tuple(shape)
+
+    def _constant_dict(self, node: Tree, what: str) -> dict:
+        value = self._value(node)
+        if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+            raise self.error(node, f'{what} takes a dict with string keys, such as {{"key": 1}}')
+        return {key: _python_constant(item) for key, item in value.items()}
+
+    def _int_value(self, node: Tree, what: str) -> int | PrimExpr:
+        return self._check_int(self._value(node), node, what)
+
+    def _check_int(self, value: Any, node: Tree, what: str) -> int | PrimExpr:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, PrimExpr) and _dt.is_integer(value.dtype):
+            return value
+        raise self.error(node, f"{what} must be an integer, not {_describe(value)}")
+
+    # ------------------------------------------------------------ T.* handlers: blocks
+
+    def _t_block(self, call: _Call, name: Tree) -> _Context:
+        label = self._str(name, "a block name")
+        if not label:
+            raise self.error(name, "a block name cannot be empty")
+        return _Context(call.name, label)
+
+    def _t_init(self, call: _Call) -> _Context:
+        return _Context(call.name)
+
+    def _t_LetStmt(self, call: _Call, value: Tree) -> _Context:
+        return _Context(call.name, value=self._prim(value))
+
+    def _t_axis_spatial(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
+        return self._axis(call, IterKind.SPATIAL, dom, binding, dtype)
+
+    def _t_axis_reduce(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
+        return self._axis(call, IterKind.REDUCE, dom, binding, dtype)
+
+    def _t_axis_opaque(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
+        return self._axis(call, IterKind.OPAQUE, dom, binding, dtype)
+
+    _t_axis_S, _t_axis_R, _t_axis_O = _t_axis_spatial, _t_axis_reduce, _t_axis_opaque
+
+    def _axis(self, call: _Call, kind: IterKind, dom: Tree, binding: Tree, dtype: Tree | None) -> _AxisDecl:
+        value = self._int_value(binding, "the value bound to a block iterator")
+        var_dtype = self._dtype(dtype) if dtype is not None else _index_dtype(value)
+        return _AxisDecl(call.name, kind, self._domain(dom, var_dtype), _as_index(value, var_dtype))
+
+    def _domain(self, node: Tree, dtype: str) -> Range:
+        value = self._value(node)
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            lo, hi = (_as_index(self._check_int(v, node, "a domain bound"), dtype) for v in value)
+            return Range(lo, _extent(lo, hi))
+        extent = self._check_int(
+            value, node, "the domain of a block iterator (an extent or a (min, max) pair)"
+        )
+        return Range(IntImm(0, dtype), _as_index(extent, dtype))
+
+    def _t_axis_remap(self, call: _Call, kinds: Tree, bindings: Tree) -> _AxisDecls:
+        letters = self._str(kinds, "the iterator kinds")
+        wrong = [letter for letter in letters if letter not in "SRO"]
+        if wrong:
+            raise self.error(
+                kinds,
+                f"unknown iterator kind {wrong[0]!r} in {letters!r}",
+                hint="each letter is S (spatial), R (reduce) or O (opaque)",
+            )
+        values = self._value(bindings)
+        if not isinstance(values, (list, tuple)):
+            raise self.error(bindings, "T.axis.remap takes a list of loop variables, such as [i, j]")
+        if len(values) != len(letters):
+            raise self.error(
+                call.node,
+                f"T.axis.remap has {_plural(len(letters), 'kind')} ({letters!r}) "
+                f"but {_plural(len(values), 'loop variable')}",
+                hint="give one letter per loop variable",
+            )
+        items = [n for n in bindings.children if n is not None] if bindings.data in ("list", "tuple") else []
+        axes = []
+        for index, (letter, value) in enumerate(zip(letters, values)):
+            if not isinstance(value, Var) or value not in self.loop_ranges:
+                raise self.error(
+                    items[index] if len(items) == len(values) else bindings,
+                    f"T.axis.remap binds iterators to loop variables, and {_describe(value)} is not one",
+                    hint="use T.axis.spatial(dom, value) to bind an expression",
+                )
+            axes.append(_AxisDecl(call.name, IterKind(letter), self.loop_ranges[value], value))
+        return _AxisDecls(call.name, tuple(axes))
+
+    def _t_reads(self, call: _Call, *regions: Tree) -> _Directive:
+        return _Directive(call.name, tuple(r for n in regions for r in self._regions(n)), call.node)
+
+    def _t_writes(self, call: _Call, *regions: Tree) -> _Directive:
+        return _Directive(call.name, tuple(r for n in regions for r in self._regions(n)), call.node)
+
+    def _t_where(self, call: _Call, condition: Tree) -> _Directive:
+        predicate = self._prim(condition)
+        if not _dt.is_bool(predicate.dtype):
+            raise self.error(condition, f"T.where takes a boolean condition, not {_describe(predicate)}")
+        return _Directive(call.name, predicate, call.node)
+
+    def _t_block_attr(self, call: _Call, attrs: Tree) -> _Directive:
+        return _Directive(call.name, self._constant_dict(attrs, call.name), call.node)
+
+    def _t_func_attr(self, call: _Call, attrs: Tree) -> _Directive:
+        return _Directive(call.name, self._constant_dict(attrs, call.name), call.node)
+
+    def _t_evaluate(self, call: _Call, value: Tree) -> _Directive:
+        return _Directive(call.name, self._prim(value), call.node)
+
+    # ------------------------------------------------------------ T.* handlers: buffers and variables
+
+    def _t_Buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
+        return _BufferSpec(call.name, *self._buffer_type(shape, dtype, scope))
+
+    def _buffer_type(self, shape: Tree, dtype: Tree | None, scope: Tree | None) -> tuple[tuple, str, str]:
+        return (
+            self._shape(shape),
+            self._dtype(dtype) if dtype is not None else "float32",
+            self._scope(scope) if scope is not None else "global",
+        )
+
+    def _t_alloc_buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
+        return _BufferDecl(call.name, "alloc", *self._buffer_type(shape, dtype, scope))
+
+    def _t_decl_buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
+        return _BufferDecl(call.name, "decl", *self._buffer_type(shape, dtype, scope))
+
+    def _t_match_buffer(
+        self, call: _Call, param: Tree, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None
+    ) -> _BufferDecl:
+        handle = self._value(param)
+        if not (isinstance(handle, Var) and handle.dtype == "handle" and handle in self.params):
+            raise self.error(
+                param,
+                f"T.match_buffer matches a T.handle parameter of the function, not {_describe(handle)}",
+                hint="declare the parameter as a: T.handle (each handle is matched once)",
+            )
+        return _BufferDecl(call.name, "match", *self._buffer_type(shape, dtype, scope), param=handle)
+
+    def _t_var(self, call: _Call, dtype: Tree) -> _VarDecl:
+        return _VarDecl(call.name, self._dtype(dtype))
+
+    # ------------------------------------------------------------ T.* handlers: loops
+
+    def _range(
+        self, call: _Call, start: Tree, stop: Tree | None = None, step: Tree | None = None
+    ) -> _LoopSpec:
+        if step is not None and self._value(step) != 1:
+            raise self.error(
+                step, "range() with a step is not supported", hint="loop over range(n) and scale i"
+            )
+        return self._loop(call, ForKind.SERIAL, start, stop)
+
+    def _t_serial(
+        self, call: _Call, start: Tree, stop: Tree | None = None, *, annotations: Tree | None = None
+    ):
+        return self._loop(call, _LOOP_KINDS[call.name], start, stop, annotations)
+
+    _t_parallel = _t_vectorized = _t_unroll = _t_serial
+
+    def _t_thread_binding(
+        self,
+        call: _Call,
+        start: Tree,
+        stop: Tree | None = None,
+        thread: Tree | None = None,
+        *,
+        annotations: Tree | None = None,
+    ) -> _LoopSpec:
+        if thread is None and stop is not None and isinstance(self._value(stop), str):
+            thread, stop = stop, None
+        if thread is None:
+            raise self.error(call.node, "T.thread_binding needs a thread", hint='add thread="threadIdx.x"')
+        tag = self._str(thread, "a thread tag")
+        if tag not in THREAD_TAGS:
+            raise self.error(
+                thread, f"unknown thread tag {tag!r}", hint=f"use one of {', '.join(THREAD_TAGS)}"
+            )
+        return self._loop(call, ForKind.THREAD_BINDING, start, stop, annotations, tag)
+
+    def _t_grid(self, call: _Call, *extents: Tree) -> _GridSpec:
+        if not extents:
+            raise self.error(call.node, "T.grid needs at least one extent")
+        return _GridSpec(call.name, tuple(self._loop(call, ForKind.SERIAL, extent) for extent in extents))
+
+    def _loop(
+        self,
+        call: _Call,
+        kind: ForKind,
+        start: Tree,
+        stop: Tree | None = None,
+        annotations: Tree | None = None,
+        thread: str | None = None,
+    ) -> _LoopSpec:
+        first = self._int_value(start, "a loop bound")
+        lo, hi = (0, first) if stop is None else (first, self._int_value(stop, "a loop bound"))
+        dtype = _index_dtype(lo, hi)
+        lo, hi = _as_index(lo, dtype), _as_index(hi, dtype)
+        extent = hi if stop is None else _extent(lo, hi)
+        loop_annotations = self._constant_dict(annotations, "annotations=") if annotations is not None else {}
+        return _LoopSpec(call.name, kind, lo, extent, thread, loop_annotations)
+
+    # ------------------------------------------------------------ T.* handlers: expressions
+
+
+def _handlers() -> dict[str, Callable]:
+    """T.* name -> handler; every script function of namespace.py has one (checked at import)."""
+    table = {name: getattr(ScriptCalls, "_t_" + name.replace(".", "_")) for name in namespace.T_FUNCTIONS}
+    table.update(dict.fromkeys(namespace.T_DTYPES, ScriptCalls._t_dtype))
+    for name in namespace.T_INTRINSICS:
+        table.setdefault(name, ScriptCalls._t_intrinsic)
+    table["Buffer"] = ScriptCalls._t_Buffer
+    return table
+
+
+_HANDLERS = _handlers()
+_T_PATHS = frozenset(_HANDLERS) | {"handle", "axis", "prim_func"}
+
+
+@functools.cache
+def _signature(handler: Callable) -> inspect.Signature:
+    """The script-visible signature of a handler (without self and the call)."""
+    signature = inspect.signature(handler)
+    return signature.replace(parameters=list(signature.parameters.values())[2:])

@@ -1,0 +1,147 @@
+"""Name scopes of the TVMScript builder: resolving a name and binding new ones.
+
+``NameScopes`` is a mixin of ``_FunctionBuilder`` (script_builder.py), whose ``scopes`` stack
+it reads and writes. A name is looked up in the enclosing scopes (loop variables, block
+iterators, let variables, buffers), then the builtins, then the free names of the decorated
+function (``extra_vars``), which must be plain constants so that no user code runs.
+Assignments bind markers as declarations (``T.int32()``, ``T.alloc_buffer``, ``T.axis.*``) and
+expressions as let variables whose scope is the rest of the block.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from lark import Tree
+
+from ..buffer import Buffer
+from ..expr import (
+    IterVar,
+    PrimExpr,
+    Var,
+)
+from ..stmt import (
+    Allocate,
+    LetStmt,
+)
+from . import namespace
+from .script_values import (
+    _BUILTINS,
+    _I_REF,
+    _T_ROOT,
+    _AxisDecl,
+    _AxisDecls,
+    _BlockFrame,
+    _BufferDecl,
+    _describe,
+    _is_plain_constant,
+    _Marker,
+    _plural,
+    _Scoped,
+    _TRef,
+    _VarDecl,
+)
+
+
+class NameScopes:
+    """Looks names up in the builder's scopes and binds assigned names."""
+
+    def _e_name(self, node: Tree) -> Any:
+        name = str(node.children[0])
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in _BUILTINS:
+            return _BUILTINS[name]
+        if name in self.extra_vars:
+            return self._free_value(name, self.extra_vars[name], node)
+        known = [n for scope in self.scopes for n in scope] + list(_BUILTINS)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]}?" if close else None
+        raise self.error(node, f"name {name!r} is not defined", hint=hint)
+
+    def _free_value(self, name: str, value: Any, node: Tree) -> Any:
+        if value is namespace.T:
+            return _T_ROOT
+        if value is namespace.I:
+            return _I_REF
+        if isinstance(value, namespace.ScriptName):
+            return _TRef(tuple(value.script_path.split(".")))
+        if _is_plain_constant(value):
+            return value
+        raise self.error(
+            node,
+            f"{name!r} is a {type(value).__name__} object from the enclosing Python scope, "
+            "which a script cannot use",
+            hint="only int, float, bool, str and tuples of those are taken from outside; "
+            "pass anything else as a parameter",
+        )
+
+    def _bind(self, name: str, value: Any, value_node: Tree) -> _Scoped | None:
+        scope = self.scopes[-1]
+        if isinstance(value, _VarDecl):
+            var = self.predeclared.get(id(value_node))
+            scope[name] = var if var is not None else Var(name, value.dtype)
+            return None
+        if isinstance(value, _BufferDecl):
+            return self._declare_buffer(name, value, value_node)
+        if isinstance(value, _AxisDecls) and len(value.axes) == 1:
+            value = value.axes[0]
+        if isinstance(value, _AxisDecl):
+            self._declare_axis(name, value, value_node)
+            return None
+        if isinstance(value, _Marker):
+            raise self._misuse(value, value_node)
+        if isinstance(value, PrimExpr):
+            return self._let(name, value.dtype, value)
+        scope[name] = value
+        return None
+
+    def _unpack(self, target: Tree, value: Any, value_node: Tree) -> None:
+        names = self._target_names(target)
+        if isinstance(value, _AxisDecls):
+            values: tuple | list = value.axes
+        elif isinstance(value, (tuple, list)):
+            values = value
+        else:
+            raise self.error(
+                value_node, f"cannot unpack {_describe(value)} into {_plural(len(names), 'name')}"
+            )
+        if len(values) != len(names):
+            raise self.error(
+                target,
+                f"{_plural(len(names), 'name')} on the left but {_plural(len(values), 'value')} on the right",
+            )
+        for (name, _), item in zip(names, values):
+            if isinstance(item, PrimExpr):
+                raise self.error(
+                    target, "unpacking expressions into names is not supported; assign them one by one"
+                )
+            self._bind(name, item, value_node)
+
+    def _let(self, name: str, dtype: str, value: PrimExpr) -> _Scoped:
+        var = Var(name, dtype)
+        self.scopes[-1][name] = var
+        return _Scoped(lambda body: LetStmt(var, value, body))
+
+    def _declare_axis(self, name: str, decl: _AxisDecl, node: Tree) -> None:
+        frame = self._block_frame(decl.name, node)
+        var = Var(name, decl.value.dtype)
+        frame.iter_vars.append(IterVar(var, decl.dom, decl.kind))
+        frame.iter_values.append(decl.value)
+        self.scopes[-1][name] = var
+
+    def _declare_buffer(self, name: str, decl: _BufferDecl, node: Tree) -> _Scoped | None:
+        buffer = Buffer(name, decl.shape, decl.dtype, decl.scope)
+        self.scopes[-1][name] = buffer
+        if decl.kind == "decl":
+            return _Scoped(lambda body: Allocate(buffer, body))
+        if decl.kind == "alloc":
+            frame = next((f for f in reversed(self.frames) if isinstance(f, _BlockFrame)), None)
+            (frame.alloc_buffers if frame is not None else self.root_allocs).append(buffer)
+            return None
+        if self.frames:
+            raise self.error(node, "T.match_buffer(...) belongs at the top level of the function body")
+        self.params[self.params.index(decl.param)] = buffer
+        return None
