@@ -1,17 +1,20 @@
 """TVMScript text to IR: ``parse(text)`` gives a PrimFunc or an IRModule.
 
 Flow: the text is dedented, tokenized and parsed by lark (LALR, grammar.lark)
-with an indentation postlex; ``_FunctionBuilder`` then walks lark's tree with
-scopes for loop variables, block iterators, let variables and buffers, and
-builds nodes through tir.op (which folds constants and promotes dtypes).
-Script calls (``T.axis.remap``, ``T.alloc_buffer``, ...) are handlers that
-evaluate their argument trees into values or markers (a loop to open, a buffer
-to declare, a directive for the enclosing block); statements consume them.
-Free names come from ``extra_vars`` (a decorated function's globals and
-closure) and must be plain constants: no user code ever runs. Every problem
-leaves as a ParseError located in the user's file (tir/script/errors.py).
-``T.prim_func`` and ``I.ir_module`` (namespace.py) call ``parse_function`` and
-``parse_module``.
+with an indentation postlex (script_grammar.py); this file checks the file's
+shape (one ``@T.prim_func`` def or one ``@I.ir_module`` class) and hands each
+function to ``_FunctionBuilder`` (script_builder.py), which walks lark's tree
+with scopes for loop variables, block iterators, let variables and buffers
+(script_scope.py), evaluates expressions (script_exprs.py) and builds nodes
+through tir.op (which folds constants and promotes dtypes). Script calls
+(``T.axis.remap``, ``T.alloc_buffer``, ...) are handlers (script_calls.py,
+script_expr_calls.py) that evaluate their argument trees into values or markers
+(script_values.py: a loop to open, a buffer to declare, a directive for the
+enclosing block, script_blocks.py); statements consume them. Free names come
+from ``extra_vars`` (a decorated function's globals and closure) and must be
+plain constants: no user code ever runs. Every problem leaves as a ParseError
+located in the user's file (tir/script/errors.py). ``T.prim_func`` and
+``I.ir_module`` (namespace.py) call ``parse_function`` and ``parse_module``.
 """
 
 from __future__ import annotations

@@ -16,24 +16,9 @@ from lark import Tree
 from .. import dtype as _dt
 from .. import op
 from ..buffer import Buffer, BufferRegion
-from ..expr import (
-    FloatImm,
-    IntImm,
-    PrimExpr,
-    Range,
-    const,
-)
-from ..stmt import (
-    BufferStore,
-    Stmt,
-)
-from .script_values import (
-    _as_index,
-    _describe,
-    _extent,
-    _index_dtype,
-    _plural,
-)
+from ..expr import FloatImm, IntImm, PrimExpr, Range, const
+from ..stmt import BufferStore, Stmt
+from .script_values import _as_index, _describe, _extent, _index_dtype, _plural
 
 
 class BufferAccess:

@@ -12,34 +12,18 @@ handlers (script_calls.py, script_expr_calls.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from lark import Token, Tree
 
 from .. import dtype as _dt
 from ..buffer import Buffer
-from ..expr import (
-    BufferLoad,
-    IntImm,
-    PrimExpr,
-    Range,
-    Var,
-)
+from ..expr import BufferLoad, PrimExpr, Range, Var
 from ..function import PrimFunc
-from ..stmt import (
-    Allocate,
-    Block,
-    BlockRealize,
-    Evaluate,
-    For,
-    IfThenElse,
-    LetStmt,
-    Stmt,
-    seq,
-)
+from ..stmt import Allocate, BlockRealize, Evaluate, For, IfThenElse, LetStmt, Stmt, seq
 from . import namespace
 from .errors import ParseError, SourceMap, span_of
+from .script_blocks import BlockFrames
 from .script_buffer_access import BufferAccess
 from .script_calls import ScriptCalls
 from .script_exprs import _IR_ARITH, ExpressionEvaluator
@@ -90,7 +74,7 @@ _REJECTED = {
 }
 
 
-class _FunctionBuilder(ExpressionEvaluator, NameScopes, BufferAccess, ScriptCalls):
+class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAccess, ScriptCalls):
     """Builds one PrimFunc from a ``funcdef`` tree."""
 
     def __init__(self, source: SourceMap, extra_vars: Mapping[str, Any]):
@@ -184,23 +168,6 @@ class _FunctionBuilder(ExpressionEvaluator, NameScopes, BufferAccess, ScriptCall
         if dtype is None:
             raise self.error(annotation, f"parameter {name} has an unsupported type", hint=f"use {usage}")
         return Var(name, dtype)
-
-    def _root(self, stmt: Stmt | None) -> Stmt:
-        """TensorIR bodies live in a block named "root"; block-free (lowered) bodies stay as they are."""
-        if self.explicit_root is not None:
-            if stmt is not self.explicit_root:
-                raise self.error(None, 'with T.block("root") must be the whole function body')
-            if not self.root_allocs:
-                return stmt
-            block = stmt.block
-            return replace(
-                stmt, block=replace(block, alloc_buffers=(*self.root_allocs, *block.alloc_buffers))
-            )
-        body = stmt if stmt is not None else _noop()
-        if not self.block_names and not self.root_allocs:
-            return body
-        root = Block("root", (), (), (), body, alloc_buffers=tuple(self.root_allocs))
-        return BlockRealize((), IntImm(1, "bool"), root)
 
     # ------------------------------------------------------------ statements
 
@@ -410,83 +377,6 @@ class _FunctionBuilder(ExpressionEvaluator, NameScopes, BufferAccess, ScriptCall
             f"cannot use {_describe(context)} in a with statement",
             hint="with takes T.block(name), T.init(), T.LetStmt(value) or T.decl_buffer(...)",
         )
-
-    # ------------------------------------------------------------ blocks
-
-    def _block(self, name: str, body: Tree, node: Tree) -> Stmt | None:
-        at_top = not self.frames
-        if name in self.block_names:
-            raise self.error(
-                node,
-                f"duplicate block name {name!r}; block names must be unique in a function",
-                hint="rename one",
-            )
-        if name == "root" and not at_top:
-            raise self.error(node, 'the block name "root" is reserved for the outermost block of a function')
-        self.block_names.add(name)
-        frame = _BlockFrame(name)
-        self.frames.append(frame)
-        stmt = self._suite(body)
-        self.frames.pop()
-        block = Block(
-            name,
-            tuple(frame.iter_vars),
-            frame.reads or (),
-            frame.writes or (),
-            stmt if stmt is not None else _noop(),
-            frame.init,
-            tuple(frame.alloc_buffers),
-            frame.annotations,
-        )
-        predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
-        if name == "root" and at_top:
-            self.explicit_root = BlockRealize((), predicate, block)
-            return self.explicit_root
-        if frame.reads is None or frame.writes is None:
-            from ..analysis.block_access import infer_access_regions
-
-            reads, writes = infer_access_regions(block)
-            block = replace(
-                block,
-                reads=frame.reads if frame.reads is not None else reads,
-                writes=frame.writes if frame.writes is not None else writes,
-            )
-        return BlockRealize(tuple(frame.iter_values), predicate, block)
-
-    def _block_frame(self, what: str, node: Tree) -> _BlockFrame:
-        if self.frames and isinstance(self.frames[-1], _BlockFrame):
-            return self.frames[-1]
-        inside = any(isinstance(frame, _BlockFrame) for frame in self.frames)
-        hint = "move it to the top of the block body" if inside else 'put it in a with T.block("name"): body'
-        raise self.error(node, f"{what}(...) is only valid directly inside a with T.block(...)", hint=hint)
-
-    def _init(self, body: Tree, node: Tree) -> None:
-        frame = self._block_frame("T.init", node)
-        if frame.init is not None:
-            raise self.error(node, f"block {frame.name!r} has two T.init() statements")
-        stmt = self._nested("init", body)
-        frame.init = stmt if stmt is not None else _noop()
-
-    def _directive(self, directive: _Directive) -> Stmt | None:
-        name, payload, node = directive.name, directive.payload, directive.node
-        if name == "T.evaluate":
-            return Evaluate(payload)
-        if name == "T.func_attr":
-            if self.frames:
-                raise self.error(node, "T.func_attr(...) belongs at the top level of the function body")
-            self.attrs.update(payload)
-            return None
-        frame = self._block_frame(name, node)
-        if name == "T.block_attr":
-            frame.annotations.update(payload)
-            return None
-        field_name = {"T.reads": "reads", "T.writes": "writes", "T.where": "predicate"}[name]
-        if getattr(frame, field_name) is not None:
-            raise self.error(node, f"{name}(...) appears twice in block {frame.name!r}")
-        setattr(frame, field_name, payload)
-        return None
-
-    # ------------------------------------------------------------ bindings
 
 
 _STATEMENTS: dict[str, Callable] = {

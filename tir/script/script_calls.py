@@ -19,18 +19,8 @@ from lark import Tree
 
 from .. import dtype as _dt
 from ..buffer import normalize_scope
-from ..expr import (
-    IntImm,
-    IterKind,
-    PrimExpr,
-    Range,
-    Var,
-    const,
-)
-from ..stmt import (
-    THREAD_TAGS,
-    ForKind,
-)
+from ..expr import IntImm, IterKind, PrimExpr, Range, Var, const
+from ..stmt import THREAD_TAGS, ForKind
 from . import namespace
 from .script_expr_calls import ExpressionCalls
 from .script_values import (
@@ -308,8 +298,6 @@ class ScriptCalls(ExpressionCalls):
         extent = hi if stop is None else _extent(lo, hi)
         loop_annotations = self._constant_dict(annotations, "annotations=") if annotations is not None else {}
         return _LoopSpec(call.name, kind, lo, extent, thread, loop_annotations)
-
-    # ------------------------------------------------------------ T.* handlers: expressions
 
 
 def _handlers() -> dict[str, Callable]:

@@ -17,26 +17,8 @@ from lark import Tree
 
 from .. import dtype as _dt
 from .. import op
-from ..expr import (
-    Broadcast,
-    FloatImm,
-    FloorDiv,
-    FloorMod,
-    Let,
-    PrimExpr,
-    Ramp,
-    StringImm,
-    Var,
-    const,
-)
-from .script_values import (
-    _Call,
-    _describe,
-    _is_number,
-    _limit,
-    _same_dtype,
-    _VarDecl,
-)
+from ..expr import Broadcast, FloatImm, FloorDiv, FloorMod, Let, PrimExpr, Ramp, StringImm, Var, const
+from .script_values import _Call, _describe, _is_number, _limit, _same_dtype, _VarDecl
 
 
 class ExpressionCalls:

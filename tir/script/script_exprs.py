@@ -22,25 +22,12 @@ from lark import Token, Tree
 
 from .. import op
 from ..buffer import Buffer
-from ..expr import (
-    BufferLoad,
-    PrimExpr,
-    const,
-)
+from ..expr import BufferLoad, PrimExpr, const
 from . import namespace
 from .errors import ParseError, span_of
 from .script_calls import _HANDLERS, _T_PATHS, ScriptCalls, _signature
 from .script_scope import NameScopes
-from .script_values import (
-    _I_REF,
-    _NODE_ERRORS,
-    _RANGE,
-    _Call,
-    _describe,
-    _is_number,
-    _Marker,
-    _TRef,
-)
+from .script_values import _I_REF, _NODE_ERRORS, _RANGE, _Call, _describe, _is_number, _Marker, _TRef
 
 _PYTHON_ARITH = {
     "+": operator.add,

@@ -16,15 +16,8 @@ from typing import Any
 from lark import Tree
 
 from ..buffer import Buffer
-from ..expr import (
-    IterVar,
-    PrimExpr,
-    Var,
-)
-from ..stmt import (
-    Allocate,
-    LetStmt,
-)
+from ..expr import IterVar, PrimExpr, Var
+from ..stmt import Allocate, LetStmt
 from . import namespace
 from .script_values import (
     _BUILTINS,

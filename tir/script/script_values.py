@@ -20,22 +20,8 @@ from lark import Tree
 from .. import dtype as _dt
 from .. import op
 from ..buffer import Buffer, BufferRegion
-from ..expr import (
-    Add,
-    FloatImm,
-    IntImm,
-    IterKind,
-    IterVar,
-    PrimExpr,
-    Range,
-    Var,
-    const,
-)
-from ..stmt import (
-    Evaluate,
-    ForKind,
-    Stmt,
-)
+from ..expr import Add, FloatImm, IntImm, IterKind, IterVar, PrimExpr, Range, Var, const
+from ..stmt import Evaluate, ForKind, Stmt
 
 _NODE_ERRORS = (TypeError, ValueError, IndexError, NameError, ZeroDivisionError, OverflowError)
 

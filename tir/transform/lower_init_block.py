@@ -33,9 +33,8 @@ class _InitLowerer(Mutator):
             return block
         condition = _first_reduction_step(block)
         # A block with no reduction iterator runs its init at every instance.
-        init = block.init if condition is None else IfThenElse(condition, block.init)
-        if isinstance(condition, IntImm) and condition.value:
-            init = block.init
+        always = condition is None or (isinstance(condition, IntImm) and condition.value)
+        init = block.init if always else IfThenElse(condition, block.init)
         return replace(block, init=None, body=seq(init, block.body))
 
 

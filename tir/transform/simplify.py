@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import dtype as _dt
+from .. import op as _op
 from ..arith import Analyzer
 from ..expr import IntImm, PrimExpr, Range
 from ..function import PrimFunc
@@ -46,7 +47,7 @@ class LoopRangeMutator(Mutator):
         if then_case is None and else_case is None:
             return None
         if then_case is None:
-            return IfThenElse(_negate(condition), else_case)
+            return IfThenElse(_op.logical_not(condition), else_case)
         if condition is branch.condition and then_case is branch.then_case and else_case is branch.else_case:
             return branch
         return IfThenElse(condition, then_case, else_case)
@@ -72,12 +73,6 @@ class LoopRangeMutator(Mutator):
             return stmts
         kept = [s for s in items if s is not None]
         return seq(*kept) if kept else None
-
-
-def _negate(condition: PrimExpr) -> PrimExpr:
-    from ..expr import Not
-
-    return Not(condition)
 
 
 def _is_const(e: PrimExpr, value: int) -> bool:
