@@ -86,6 +86,23 @@ def get_consumers(state: ScheduleState, block: Block) -> list[Block]:
 # ---------------------------------------------------------------- public methods
 
 
+_EXAMPLE = """
+>>> sch = Schedule(tir.parse('''
+... @T.prim_func
+... def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+...     C = T.alloc_buffer((8, 8))
+...     for i, j in T.grid(8, 8):
+...         with T.block("C"):
+...             vi, vj = T.axis.remap("SS", [i, j])
+...             C[vi, vj] = A[vi, vj] * T.float32(2)
+...     for i, j in T.grid(8, 8):
+...         with T.block("B"):
+...             vi, vj = T.axis.remap("SS", [i, j])
+...             B[vi, vj] = C[vi, vj] + T.float32(1)
+... '''))
+"""
+
+
 class GetMethods:
     def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
         """The block named ``name`` in ``func_name`` (default: the function worked on).
@@ -93,14 +110,23 @@ class GetMethods:
         Parameters
         ----------
         name : the block's name, as in ``with T.block("C")``.
-        func_name : the function holding it; switches the schedule to that function.
+        func_name : the function holding it; later primitives work on that function.
+
+        Returns
+        -------
+        A handle that stays valid while a block of that name exists.
 
         Example
         -------
-        >>> sch = Schedule(matmul)
-        >>> block = sch.get_block("C", "main")
-        >>> sch.get(block).name
+        {example}
+        >>> sch.get(sch.get_block("C", "main")).name
         'C'
+        >>> sch.get_block("D")
+        Traceback (most recent call last):
+        ...
+        schedule.errors.NotFoundError: ScheduleError in get_block: no block named 'D' ... Blocks: C, B.
+        <BLANKLINE>
+        ...
         """
         return self._run("get_block", name=name, func_name=func_name)
 
@@ -109,21 +135,48 @@ class GetMethods:
 
         Example
         -------
-        >>> sch = Schedule(matmul)
-        >>> i, j, k = sch.get_loops(sch.get_block("C"))
-        >>> sch.get(k).extent
-        64
+        {example}
+        >>> i, j = sch.get_loops(sch.get_block("B"))
+        >>> sch.get(i).extent, sch.get(j).loop_var.name
+        (8, 'j')
         """
         return self._run("get_loops", block=block)
 
     def get_child_blocks(self, block_or_loop: BlockRV | LoopRV) -> list[BlockRV]:
-        """The blocks directly inside a block or a loop, in program order."""
+        """The blocks directly inside a block or a loop, in program order.
+
+        Example
+        -------
+        {example}
+        >>> i, j = sch.get_loops(sch.get_block("C"))
+        >>> [sch.get(b).name for b in sch.get_child_blocks(i)]
+        ['C']
+        """
         return self._run("get_child_blocks", block_or_loop=block_or_loop)
 
     def get_producers(self, block: BlockRV) -> list[BlockRV]:
-        """Blocks before ``block`` in its scope that write what it reads."""
+        """Blocks before ``block`` in its scope that write what it reads.
+
+        Example
+        -------
+        {example}
+        >>> [sch.get(b).name for b in sch.get_producers(sch.get_block("B"))]
+        ['C']
+        """
         return self._run("get_producers", block=block)
 
     def get_consumers(self, block: BlockRV) -> list[BlockRV]:
-        """Blocks after ``block`` in its scope that read what it writes."""
+        """Blocks after ``block`` in its scope that read what it writes.
+
+        Example
+        -------
+        {example}
+        >>> [sch.get(b).name for b in sch.get_consumers(sch.get_block("C"))]
+        ['B']
+        """
         return self._run("get_consumers", block=block)
+
+
+for _method in vars(GetMethods).values():
+    if callable(_method) and _method.__doc__:
+        _method.__doc__ = _method.__doc__.replace("{example}", _EXAMPLE.strip().replace("\n", "\n        "))

@@ -11,6 +11,7 @@ import tir
 from schedule import Schedule
 
 MODULES = [
+    "schedule.get",
     "schedule.loop_transformation",
     "schedule.for_kind",
     "schedule.annotate",
@@ -25,6 +26,11 @@ MODULES = [
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(module, extraglobs={"tir": tir, "Schedule": Schedule}, report=True)
+    result = doctest.testmod(
+        module,
+        extraglobs={"tir": tir, "Schedule": Schedule},
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+        report=True,
+    )
     assert result.attempted > 0, f"{name} has no examples"
     assert result.failed == 0, f"{result.failed} docstring example(s) of {name} failed (output above)"

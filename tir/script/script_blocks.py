@@ -42,7 +42,7 @@ class BlockFrames:
 
     def _block(self, name: str, body: Tree, node: Tree) -> Stmt | None:
         at_top = not self.frames
-        if name in self.block_names:
+        if name and name in self.block_names:
             raise self.error(
                 node,
                 f"duplicate block name {name!r}; block names must be unique in a function",

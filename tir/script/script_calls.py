@@ -117,10 +117,8 @@ class ScriptCalls(ExpressionCalls):
     # ------------------------------------------------------------ T.* handlers: blocks
 
     def _t_block(self, call: _Call, name: Tree) -> _Context:
-        label = self._str(name, "a block name")
-        if not label:
-            raise self.error(name, "a block name cannot be empty")
-        return _Context(call.name, label)
+        # An empty name is allowed, as in TVM: lowering makes nameless blocks that hold allocations.
+        return _Context(call.name, self._str(name, "a block name"))
 
     def _t_init(self, call: _Call) -> _Context:
         return _Context(call.name)

@@ -1,0 +1,94 @@
+"""Insert ``T.evaluate(T.tvm_storage_sync("shared"))`` where threads hand shared memory over.
+
+On block-form IR (blocks still present; the lowering passes carry the Evaluate through),
+after unify_thread_binding or before it. Inside a kernel (below a thread-bound loop), each
+statement sequence is scanned in order with the shared buffers written and read since
+the last barrier: a statement that reads a buffer written since then (read after write:
+another thread's data) or writes a buffer read or written since then (the data other
+threads may still read) gets a barrier before it. A serial loop's body is scanned a second
+time starting from the state at its end, so the write of the next iteration waits for the
+reads of this one (the barrier at the top of a shared-memory matmul's k0 loop). The
+accesses counted are loads and stores anywhere in a statement, so the check is per buffer,
+conservative like TVM's storage-sync planner without its index analysis.
+"""
+
+from __future__ import annotations
+
+from ..expr import BufferLoad, Call, StringImm
+from ..function import PrimFunc
+from ..functor import Mutator, Visitor
+from ..stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
+
+
+def storage_sync() -> Evaluate:
+    return Evaluate(Call("int32", "tvm_storage_sync", (StringImm("shared"),)))
+
+
+def _shared_accesses(stmt: Stmt) -> tuple[set, set]:
+    reads, writes = set(), set()
+
+    class _Collect(Visitor):
+        def visit_BufferLoad(self, load: BufferLoad) -> None:
+            if load.buffer.scope == "shared":
+                reads.add(load.buffer)
+            self.generic_visit(load)
+
+        def visit_BufferStore(self, store: BufferStore) -> None:
+            if store.buffer.scope == "shared":
+                writes.add(store.buffer)
+            self.generic_visit(store)
+
+    _Collect().visit(stmt)
+    return reads, writes
+
+
+def _plan(stmts: tuple[Stmt, ...], pending_reads: set, pending_writes: set) -> tuple[list[int], set, set]:
+    """Positions needing a barrier before them, and the pending sets after the last statement."""
+    pending_reads, pending_writes = set(pending_reads), set(pending_writes)
+    positions = []
+    for position, stmt in enumerate(stmts):
+        reads, writes = _shared_accesses(stmt)
+        if reads & pending_writes or writes & (pending_reads | pending_writes):
+            positions.append(position)
+            pending_reads, pending_writes = set(), set()
+        pending_reads |= reads
+        pending_writes |= writes
+    return positions, pending_reads, pending_writes
+
+
+class _SyncInjector(Mutator):
+    def __init__(self):
+        self.in_kernel = False
+        self.serial_bodies: set[int] = set()
+
+    def visit_For(self, loop: For) -> Stmt:
+        if loop.kind is ForKind.THREAD_BINDING and not self.in_kernel:
+            self.in_kernel = True
+            try:
+                return self.generic_visit(loop)
+            finally:
+                self.in_kernel = False
+        if self.in_kernel and loop.kind is not ForKind.THREAD_BINDING and isinstance(loop.body, SeqStmt):
+            self.serial_bodies.add(id(loop.body))
+        return self.generic_visit(loop)
+
+    def visit_SeqStmt(self, block: SeqStmt) -> Stmt:
+        new = self.generic_visit(block)
+        if not self.in_kernel:
+            return new
+        positions, reads, writes = _plan(new.seq, set(), set())
+        if id(block) in self.serial_bodies:
+            positions, _, _ = _plan(new.seq, reads, writes)
+        if not positions:
+            return new
+        out: list[Stmt] = []
+        for position, stmt in enumerate(new.seq):
+            if position in positions:
+                out.append(storage_sync())
+            out.append(stmt)
+        return SeqStmt(tuple(out))
+
+
+def inject_thread_sync(func: PrimFunc) -> PrimFunc:
+    """Barriers between shared-memory write and read phases of every kernel."""
+    return func.with_body(_SyncInjector().visit(func.body))
