@@ -157,22 +157,6 @@ def _nested_blocks(block: Block) -> list[Block]:
 # ---------------------------------------------------------------- names and placement
 
 
-def _taken_names(state: ScheduleState) -> set[str]:
-    names = set(state.index.blocks)
-    names.update(p.name for p in state.func.params)
-    for block in state.index.blocks.values():
-        names.update(b.name for b in block.alloc_buffers)
-    return names
-
-
-def _unique(base: str, taken: set[str]) -> str:
-    name, n = base, 0
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    return name
-
-
 def _body_size(stmt: Stmt) -> int:
     return len(stmt.seq) if isinstance(stmt, SeqStmt) else 1
 
@@ -243,7 +227,7 @@ def _points(indices) -> tuple[Range, ...]:
 
 def _cache_buffer(state: ScheduleState, buffer: Buffer, scope: str, region, compact: bool) -> Buffer:
     shape = tuple(r.extent for r in region) if compact else buffer.shape
-    return Buffer(_unique(f"{buffer.name}_{scope}", _taken_names(state)), shape, buffer.dtype, scope)
+    return Buffer(state.unique_name(f"{buffer.name}_{scope}"), shape, buffer.dtype, scope)
 
 
 def _shift(indices, region, compact: bool, analyzer: Analyzer):
@@ -446,7 +430,7 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_sco
         )
     # Step 2. Replace it everywhere under its allocating block by a buffer of the new scope.
     new_buffer = Buffer(
-        _unique(f"{buffer.name}_{scope_name}", _taken_names(state)), buffer.shape, buffer.dtype, scope_name
+        state.unique_name(f"{buffer.name}_{scope_name}"), buffer.shape, buffer.dtype, scope_name
     )
     body = substitute_buffers(owner.body, {buffer: new_buffer})
     init = substitute_buffers(owner.init, {buffer: new_buffer}) if owner.init is not None else None

@@ -37,7 +37,6 @@ from tir.functor import Mutator, Visitor, collect_vars, substitute, uses_var
 from tir.stmt import seq
 from tir.structural import structural_equal
 
-from .cache_read_write import _taken_names, _unique
 from .compute_inline import loads_of
 from .errors import ScheduleError
 from .get import get_child_blocks
@@ -174,7 +173,7 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
         if not uses_var(condition, lambda v: v in discarded):
             predicate = predicate & condition
     init_block = Block(
-        name=_unique(block.name + "_init", _taken_names(state)),
+        name=state.unique_name(block.name + "_init"),
         iter_vars=tuple(init_iters),
         reads=(),
         writes=tuple(substitute(w, iter_map) for w in block.writes),
@@ -463,13 +462,11 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     buffer = update.buffer
     rf_shape = list(buffer.shape)
     rf_shape.insert(axis, loop.extent)
-    rf_buffer = Buffer(
-        _unique(buffer.name + "_rf", _taken_names(state)), tuple(rf_shape), buffer.dtype, buffer.scope
-    )
+    rf_buffer = Buffer(state.unique_name(buffer.name + "_rf"), tuple(rf_shape), buffer.dtype, buffer.scope)
     plan = _RFactorPlan(realize, loop, loops, axis)
     rf_block = replace(
         _rf_block(plan, block, rf_buffer, kind, rhs, update, init),
-        name=_unique(block.name + "_rf", _taken_names(state)),
+        name=state.unique_name(block.name + "_rf"),
     )
     loop_map = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in loops}
     rf_realize = BlockRealize(

@@ -141,6 +141,18 @@ class ScheduleState:
     def realize_of(self, block: Block) -> BlockRealize:
         return self.index.realizes[block.name]
 
+    def unique_name(self, base: str) -> str:
+        """``base``, or ``base_1``, ``base_2``... if a block, parameter or buffer already has it."""
+        taken = set(self.index.blocks)
+        taken.update(p.name for p in self.func.params)
+        for block in self.index.blocks.values():
+            taken.update(b.name for b in block.alloc_buffers)
+        name, n = base, 0
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
     def parent_block(self, stmt: Stmt) -> Block:
         for anc in self.ancestors(stmt):
             if isinstance(anc, Block):

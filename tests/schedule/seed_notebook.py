@@ -1,10 +1,10 @@
-"""The seed notebook's programs and schedule functions (shared/seeds/002), verbatim.
+"""The seed notebook's schedule functions (shared/seeds/002), verbatim.
 
 Only the imports differ from the notebook: `tvm` is a namespace made of our
-imports, so the notebook's spelling (`tvm.tir.Schedule`, `tvm.script.ir_module`)
-runs unchanged. This file is excluded from formatting to keep the text as the
-notebook has it. MatmulSmall is the notebook's matmul at a size the reference
-executor runs quickly.
+imports, so the notebook's spelling (`tvm.tir.Schedule`) runs unchanged. The
+notebook's programs come from the fixture corpus (tests/fixtures/seed_programs.py,
+also verbatim); MatmulSmall is its matmul at a size the executor runs quickly.
+This file is excluded from formatting to keep the text as the notebook has it.
 """
 
 from __future__ import annotations
@@ -13,67 +13,16 @@ from types import SimpleNamespace
 
 import tir
 from schedule import Schedule
-from tir import T
-
-tvm = SimpleNamespace(tir=SimpleNamespace(Schedule=Schedule), script=tir.script)
-
-
-@tvm.script.ir_module
-class MyModuleVecAdd:
-    @T.prim_func
-    def main(A: T.Buffer[(1024,), 'float32'],
-             B: T.Buffer[(1024,), 'float32'],
-             C: T.Buffer[(1024,), 'float32']):
-        T.func_attr({"global_symbol": "main", "tir.noalias":True})
-        for i in T.grid(1024):
-            with T.block("C"):
-                vi = T.axis.spatial((0, 1024), i)
-                C[vi] = A[vi] + B[vi]
-
-
-@tvm.script.ir_module
-class MyModuleWindowSun:
-    @T.prim_func
-    def main(A: T.Buffer[(1026,), 'float32'],
-             B: T.Buffer[(1024,), 'float32']):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i in T.grid(1024):
-            with T.block('B'):
-                vi = T.axis.spatial((0, 1024), i)
-                B[vi] = A[vi] + A[vi+1] + A[vi+2]
-
-
-@tvm.script.ir_module
-class MyModuleMatmul:
-    @T.prim_func
-    def main(A: T.Buffer[(1024, 1024), 'float32'],
-             B: T.Buffer[(1024, 1024), 'float32'],
-             C: T.Buffer[(1024, 1024), 'float32']):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(1024, 1024, 1024):
-            with T.block('C'):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
+from tests.fixtures.seed_programs import (  # noqa: F401 - re-exported for the tests
+    MyModuleMatmul,
+    MyModuleMatmul64 as MatmulSmall,
+    MyModuleVecAdd,
+    MyModuleWindowSun,
+)
 
 N_SMALL = 64
 
-
-@tvm.script.ir_module
-class MatmulSmall:
-    @T.prim_func
-    def main(A: T.Buffer[(N_SMALL, N_SMALL), 'float32'],
-             B: T.Buffer[(N_SMALL, N_SMALL), 'float32'],
-             C: T.Buffer[(N_SMALL, N_SMALL), 'float32']):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(N_SMALL, N_SMALL, N_SMALL):
-            with T.block('C'):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+tvm = SimpleNamespace(tir=SimpleNamespace(Schedule=Schedule), script=tir.script)
 
 
 # The notebook's schedule functions, verbatim.
