@@ -1,0 +1,152 @@
+"""``build(mod, target)``: lower, print, describe and load a module for a target.
+
+For each PrimFunc: check what the target can do (static shapes, dtypes), count
+its FLOPs, run the target's pipeline (codegen/pipeline.py), split GPU kernels
+and check their limits (codegen/kernels.py), and print it with the target's
+printer. The module's one source text goes to the target's runtime:
+``"c"`` compiles with the system C compiler, ``"cuda"`` with NVRTC through
+CuPy, ``"metal"`` with the Metal framework on macOS, and
+``build(mod, "metal", device="sim")`` with the Metal host simulator (chosen
+explicitly, never as a fallback). Where a runtime cannot run (no GPU here) the
+module still holds the source; calling it says why it cannot run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tir.analysis.flops import flop_count
+from tir.buffer import Buffer
+from tir.function import IRModule, PrimFunc
+from tir.functor import post_order_visit
+from tir.stmt import BufferStore
+
+from .c.printer import CPrinter, c_prelude
+from .cuda.printer import CUDAPrinter, cuda_prelude
+from .errors import BuildError, RuntimeUnavailableError
+from .kernels import check_dtypes, split_device_kernels
+from .metal.printer import MetalPrinter, metal_prelude
+from .module import Module
+from .pipeline import Dump, lower_for_target
+from .program import BufferSpec, CompiledFunction
+from .target import Target
+
+PRINTERS = {"c": (CPrinter, c_prelude), "cuda": (CUDAPrinter, cuda_prelude), "metal": (MetalPrinter, metal_prelude)}
+DEVICES = {"c": ("cpu",), "cuda": ("gpu",), "metal": ("gpu", "sim")}
+
+
+def build(
+    mod: IRModule | PrimFunc, target: Target | str = "c", device: str | None = None, dump: Dump | None = None
+) -> Module:
+    """Compile every function of ``mod`` for ``target``; see the module docstring."""
+    target = Target.parse(target)
+    device = _check_device(target, device)
+    source, functions = generate_source(mod, target, dump)
+    loader = _loader(target, device, source, functions)
+    module = Module(source, functions, target, loader, timings=device != "sim")
+    try:
+        module.loaded  # noqa: B018 - compile now, so compiler errors surface at build
+    except RuntimeUnavailableError:
+        pass
+    return module
+
+
+def generate_source(
+    mod: IRModule | PrimFunc, target: Target | str, dump: Dump | None = None
+) -> tuple[str, list[CompiledFunction]]:
+    """The module's source text for ``target`` and each function's description, without compiling."""
+    target = Target.parse(target)
+    if isinstance(mod, PrimFunc):
+        mod = IRModule.from_func(mod)
+    printer_class, prelude = PRINTERS[target.kind]
+    needs: set[str] = set()
+    sources, functions = [], []
+    for name, func in mod.functions.items():
+        source, spec = _build_function(name, func, target, printer_class, needs, dump)
+        sources.extend(source)
+        functions.append(spec)
+    return "\n\n".join(part for part in (prelude(needs), *sources) if part) + "\n", functions
+
+
+def _build_function(name, func, target, printer_class, needs, dump) -> tuple[list[str], CompiledFunction]:
+    params = _param_specs(name, func)
+    check_dtypes(func, target, f"function {name}")
+    flops = flop_count(func)
+    try:
+        lowered = lower_for_target(func, target, dump)
+    except BuildError:
+        raise
+    except ValueError as error:
+        raise BuildError(f"function {name}: {error}") from error
+    if not target.is_gpu:
+        printer = printer_class(target)
+        source = printer.function_source(lowered, f"tir_{name}")
+        needs |= printer.needs
+        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}")
+    kernels, workspaces = split_device_kernels(lowered, target, name)
+    sources = []
+    for kernel in kernels:
+        printer = printer_class(target)
+        sources.append(printer.kernel_source(kernel))
+        needs |= printer.needs
+    spaces = tuple(BufferSpec(b.name, b.dtype, b.static_shape(), True) for b in workspaces)
+    launches = tuple(k.launch() for k in kernels)
+    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces)
+
+
+def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
+    written = set()
+
+    def visit(node) -> None:
+        if isinstance(node, BufferStore):
+            written.add(node.buffer)
+
+    post_order_visit(func.body, visit)
+    specs = []
+    for param in func.params:
+        if not isinstance(param, Buffer):
+            specs.append(BufferSpec(param.name, param.dtype, (), written=False, scalar=True))
+            continue
+        buffer = param
+        shape = buffer.static_shape()
+        if shape is None:
+            raise BuildError(
+                f"function {name}: buffer {buffer.name} has shape {tuple(str(d) for d in buffer.shape)}, "
+                "which is not constant; give every dimension a size (a dynamic shape without a size "
+                "cannot be built yet)"
+            )
+        specs.append(BufferSpec(buffer.name, buffer.dtype, shape, buffer in written))
+    return tuple(specs)
+
+
+def _check_device(target: Target, device: str | None) -> str:
+    allowed = DEVICES[target.kind]
+    if device is None:
+        return allowed[0]
+    if device not in allowed:
+        raise BuildError(
+            f"device {device!r} is not available for target {target.kind!r}; it has {', '.join(allowed)}"
+            + (" (the Metal host simulator is build(mod, 'metal', device='sim'))" if device == "sim" else "")
+        )
+    return device
+
+
+def _loader(target: Target, device: str, source: str, functions: list[CompiledFunction]) -> Callable[[], object]:
+    def load():
+        if target.kind == "c":
+            from .c.runtime import load as load_c
+
+            return load_c(source, functions, target)
+        if target.kind == "cuda":
+            from .cuda.runtime import load as load_cuda
+
+            return load_cuda(source, functions, target)
+        if device == "sim":
+            from .metal.sim import load as load_sim
+
+            return load_sim(source, functions, target)
+        from .metal.runtime import load as load_metal
+
+        return load_metal(source, functions, target)
+
+    return load

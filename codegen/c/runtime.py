@@ -1,0 +1,139 @@
+"""The C target's runtime: compile the module's C source once, load it with ctypes, call and time it.
+
+``build(mod, "c")`` prints one C text for the module and calls
+``load(source, functions, target)``. The source is compiled by the system
+compiler (``codegen/c/compiler.py``, cached on disk) into a shared library;
+each ``CompiledFunction.entry`` is a symbol taking the data pointers of the
+function's ``params`` in order. Arrays are used in place when they are
+C-contiguous; others are copied into contiguous arrays and, when the function
+writes them, copied back. OpenMP runs the parallel loops on as many threads as
+``OMP_NUM_THREADS`` says (read at every call), else on every core.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import subprocess
+import sys
+import time as _time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from codegen.program import BufferSpec, CompiledFunction
+from codegen.target import Target
+
+from .compiler import CCompiler, compile_library, find_compiler
+
+
+def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> CModule:
+    """Compile ``source`` for ``target`` (or reuse the cached library) and bind each function's entry."""
+    compiler = find_compiler(target)
+    return CModule(compile_library(source, compiler), functions, compiler)
+
+
+class CModule:
+    """A compiled C library and the functions it exports."""
+
+    def __init__(self, library_path: Path, functions: Sequence[CompiledFunction], compiler: CCompiler):
+        self.library_path = library_path
+        self.compiler = compiler
+        self.device_name = f"{cpu_model()} ({os.cpu_count()} cores), {compiler.description}"
+        self._library = ctypes.CDLL(str(library_path))
+        self._functions = {function.name: function for function in functions}
+        self._entries = {function.name: self._bind(function) for function in functions}
+        # Resolved through the library's dependencies; absent when it was built without OpenMP.
+        self._set_num_threads = getattr(self._library, "omp_set_num_threads", None)
+
+    def run(self, name: str, arrays: Sequence[np.ndarray]) -> None:
+        """Call function ``name`` once on ``arrays`` (in the order of its params)."""
+        function, entry = self._lookup(name)
+        with _pointers(function, arrays) as pointers:
+            self._apply_thread_count()
+            entry(*pointers)
+
+    def time(self, name: str, arrays: Sequence[np.ndarray], number: int, repeat: int) -> list[float]:
+        """Mean seconds per call of ``name``: one warm-up call, then ``repeat`` means of ``number`` calls."""
+        if number < 1 or repeat < 1:
+            raise ValueError(
+                f"time() needs number >= 1 and repeat >= 1; got number={number}, repeat={repeat}"
+            )
+        function, entry = self._lookup(name)
+        means = []
+        with _pointers(function, arrays) as pointers:
+            self._apply_thread_count()
+            entry(*pointers)
+            for _ in range(repeat):
+                start = _time.perf_counter()
+                for _ in range(number):
+                    entry(*pointers)
+                means.append((_time.perf_counter() - start) / number)
+        return means
+
+    def _bind(self, function: CompiledFunction):
+        if function.entry is None:
+            raise ValueError(
+                f"function {function.name!r} has no C entry symbol; was it built for target 'c'?"
+            )
+        try:
+            entry = getattr(self._library, function.entry)
+        except AttributeError:
+            raise ValueError(
+                f"the compiled library {self.library_path} has no symbol {function.entry!r} for function "
+                f"{function.name!r}; the generated source and the function descriptions disagree"
+            ) from None
+        entry.argtypes = [ctypes.c_void_p] * len(function.params)
+        entry.restype = None
+        return entry
+
+    def _lookup(self, name: str):
+        if name not in self._functions:
+            known = ", ".join(sorted(self._functions)) or "none"
+            raise KeyError(f"no function named {name!r} in this module; it has: {known}")
+        return self._functions[name], self._entries[name]
+
+    def _apply_thread_count(self) -> None:
+        """Honour ``OMP_NUM_THREADS`` set after the OpenMP runtime started (it reads it once, at load)."""
+        requested = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+        if self._set_num_threads is not None and requested.isdigit() and int(requested) > 0:
+            self._set_num_threads(int(requested))
+
+
+@contextmanager
+def _pointers(function: CompiledFunction, arrays: Sequence[np.ndarray]) -> Iterator[list[ctypes.c_void_p]]:
+    """Data pointers of C-contiguous versions of ``arrays``; written copies go back to the originals."""
+    contiguous = [_contiguous(spec, array, function.name) for spec, array in zip(function.params, arrays)]
+    yield [ctypes.c_void_p(array.ctypes.data) for array in contiguous]
+    for spec, original, used in zip(function.params, arrays, contiguous):
+        if spec.written and used is not original:
+            np.copyto(original, used)
+
+
+def _contiguous(spec: BufferSpec, array: np.ndarray, function_name: str) -> np.ndarray:
+    if spec.written and not array.flags.writeable:
+        raise ValueError(
+            f"{function_name} writes {spec.name!r}, but the array passed for it is read-only; "
+            "pass a writable array (e.g. array.copy())"
+        )
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+
+
+def cpu_model() -> str:
+    """The processor's marketing name, e.g. ``AMD EPYC 9654``; the machine type when unknown."""
+    if sys.platform == "darwin":
+        result = subprocess.run(
+            ["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, check=False
+        )
+        if result.returncode == 0 and result.stdout.strip():
+            return result.stdout.strip()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"

@@ -1,0 +1,70 @@
+"""Compile CUDA source to a cubin with nvcc, to prove it builds on machines that have nvcc and no GPU.
+
+The CUDA runtime (``codegen/cuda/runtime.py``) compiles through NVRTC, which
+needs a GPU and CuPy; this module only needs the CUDA toolkit. It runs
+``nvcc -arch=<arch> -cubin`` on the exact source (so nvcc's line numbers are
+the source's) in a temporary folder and caches the cubin under
+``$TIR_CACHE_DIR/nvcc`` by a hash of the source, the flags and nvcc's version.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from codegen.c.compiler import atomic_output, cache_directory
+from codegen.errors import CompileError
+
+FLAGS = ("-cubin", "-std=c++17")
+SOURCE_NAME = "kernel.cu"
+
+
+def nvcc_path() -> str | None:
+    """nvcc on PATH, else in ``$CUDA_HOME``/``$CUDA_PATH``/``/usr/local/cuda``; None if there is none."""
+    found = shutil.which("nvcc")
+    if found is not None:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.access(Path(root, "bin", "nvcc"), os.X_OK):
+            return str(Path(root, "bin", "nvcc"))
+    return None
+
+
+def nvcc_available() -> bool:
+    return nvcc_path() is not None
+
+
+def compile_with_nvcc(source: str, arch: str = "sm_90") -> bytes:
+    """The cubin nvcc builds from ``source`` for ``arch``; raises CompileError with nvcc's output."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise FileNotFoundError("nvcc not found: install the CUDA toolkit or put its bin folder on PATH")
+    flags = (f"-arch={arch}", *FLAGS)
+    key = hashlib.sha256("\0".join((source, *flags, _version(nvcc))).encode()).hexdigest()
+    cubin = cache_directory("nvcc") / f"{key}.cubin"
+    if not cubin.exists():
+        _compile(nvcc, flags, source, cubin)
+    return cubin.read_bytes()
+
+
+def _compile(nvcc: str, flags: tuple[str, ...], source: str, cubin: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="tir-nvcc-") as work, atomic_output(cubin) as output:
+        Path(work, SOURCE_NAME).write_text(source)
+        result = _run([nvcc, *flags, "-o", str(output), SOURCE_NAME], cwd=work)
+        if result.returncode != 0:
+            raise CompileError("nvcc", result.stdout + result.stderr, source)
+
+
+@functools.cache
+def _version(nvcc: str) -> str:
+    return _run([nvcc, "--version"]).stdout.strip()
+
+
+def _run(command: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Every nvcc process goes through here (tests count the calls)."""
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)

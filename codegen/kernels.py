@@ -1,0 +1,185 @@
+"""Kernel extraction for GPU targets: a lowered function becomes kernel launches (TVM's SplitHostDevice).
+
+After ``lower_for_target`` a GPU function's body is a sequence of loop nests
+that each start with thread-bound loops, possibly inside ``Allocate``s of
+global scratch buffers. Each nest becomes one ``DeviceKernel`` named
+``<function>_kernel<i>``: its launch extents per thread tag, the global buffers
+it touches (in parameter order) and the threadgroup memory it declares. The
+global scratch buffers become workspaces the runtime allocates for the call.
+
+Every limit is checked here, before any compiler runs, and a violation names
+the kernel and the limit: threads per threadgroup, threadgroup (shared) memory,
+a launch extent that is not a constant, code outside any kernel, a dtype the
+target lacks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from tir import dtype as _dt
+from tir.buffer import Buffer
+from tir.expr import BufferLoad, IntImm, Var
+from tir.function import PrimFunc
+from tir.functor import post_order_visit
+from tir.stmt import Allocate, BufferStore, For, ForKind, SeqStmt, Stmt
+
+from .errors import BuildError
+from .program import KernelLaunch
+from .target import Target
+
+TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+@dataclass
+class DeviceKernel:
+    """One GPU kernel: its body (the thread-bound loop nest), launch extents and buffers."""
+
+    name: str
+    body: Stmt
+    params: tuple[Buffer | Var, ...]
+    thread_vars: dict[str, Var] = field(default_factory=dict)
+    extents: dict[str, int] = field(default_factory=dict)
+    shared_bytes: int = 0
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        return tuple(self.extents.get(f"blockIdx.{axis}", 1) for axis in "xyz")
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return tuple(self.extents.get(f"threadIdx.{axis}", 1) for axis in "xyz")
+
+    def launch(self) -> KernelLaunch:
+        return KernelLaunch(self.name, self.grid, self.block, tuple(p.name for p in self.params), self.shared_bytes)
+
+
+def split_device_kernels(func: PrimFunc, target: Target, name: str) -> tuple[list[DeviceKernel], list[Buffer]]:
+    """The kernels of lowered ``func`` in launch order, and the global workspaces the host allocates."""
+    workspaces: list[Buffer] = []
+    nests: list[Stmt] = []
+    _collect_host(func.body, name, workspaces, nests)
+    order = {p: i for i, p in enumerate((*func.params, *workspaces))}
+    kernels = []
+    for index, nest in enumerate(nests):
+        kernel = _make_kernel(f"{name}_kernel{index}", nest, order)
+        check_kernel_limits(kernel, target)
+        kernels.append(kernel)
+    return kernels, workspaces
+
+
+def _collect_host(stmt: Stmt, func_name: str, workspaces: list[Buffer], nests: list[Stmt]) -> None:
+    if isinstance(stmt, SeqStmt):
+        for child in stmt.seq:
+            _collect_host(child, func_name, workspaces, nests)
+    elif isinstance(stmt, Allocate) and stmt.buffer.scope == "global":
+        workspaces.append(stmt.buffer)
+        _collect_host(stmt.body, func_name, workspaces, nests)
+    elif isinstance(stmt, For) and stmt.kind is ForKind.THREAD_BINDING:
+        nests.append(stmt)
+    else:
+        what = f"loop {stmt.loop_var.name}" if isinstance(stmt, For) else type(stmt).__name__
+        raise BuildError(
+            f"in {func_name}: {what} is outside every thread-bound loop, so it cannot run on the GPU. "
+            "A GPU kernel starts at its blockIdx/threadIdx loops: bind this loop (sch.bind) or move it "
+            "inside the bound loops (sch.reorder), or build for target 'c'."
+        )
+
+
+def _make_kernel(name: str, nest: Stmt, order: dict[Buffer, int]) -> DeviceKernel:
+    kernel = DeviceKernel(name, nest, ())
+    used: set[Buffer | Var] = set()
+    shared: list[Buffer] = []
+
+    def visit(node) -> None:
+        if isinstance(node, For) and node.kind is ForKind.THREAD_BINDING:
+            _record_thread_loop(kernel, node)
+        elif isinstance(node, (BufferLoad, BufferStore)) and node.buffer.scope == "global":
+            used.add(node.buffer)
+        elif isinstance(node, Var) and node in order:
+            used.add(node)
+        elif isinstance(node, Allocate):
+            if node.buffer.scope == "global":
+                raise BuildError(
+                    f"kernel {name}: global buffer {node.buffer.name} is allocated inside the kernel; "
+                    "allocate it at the function's root (T.alloc_buffer in the root block)"
+                )
+            if node.buffer.scope == "shared":
+                shared.append(node.buffer)
+
+    post_order_visit(nest, visit)
+    missing = [b.name for b in used if b not in order]
+    if missing:
+        raise BuildError(f"kernel {name} uses buffers {missing} that are neither parameters nor workspaces")
+    kernel.params = tuple(sorted(used, key=order.__getitem__))
+    kernel.shared_bytes = sum(_bytes(b, name) for b in shared)
+    return kernel
+
+
+def _record_thread_loop(kernel: DeviceKernel, loop: For) -> None:
+    tag = loop.thread_tag
+    if tag not in TAGS:
+        raise BuildError(f"kernel {kernel.name}: thread tag {tag!r} is not one of {', '.join(TAGS)}")
+    if not isinstance(loop.extent, IntImm):
+        raise BuildError(
+            f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {tag} has extent {loop.extent}, "
+            "which is not a constant; launch sizes must be known at build time (give the shape a size)"
+        )
+    extent = int(loop.extent.value)
+    known = kernel.extents.get(tag)
+    if known is not None and known != extent and tag.startswith("blockIdx"):
+        raise BuildError(
+            f"kernel {kernel.name}: {tag} is bound with two extents, {known} and {extent} "
+            f"(loop {loop.loop_var.name}); every loop bound to one tag must have the same extent"
+        )
+    kernel.extents[tag] = max(extent, known or 0)
+    kernel.thread_vars.setdefault(tag, loop.loop_var)
+
+
+def _bytes(buffer: Buffer, kernel_name: str) -> int:
+    shape = buffer.static_shape()
+    if shape is None:
+        raise BuildError(f"kernel {kernel_name}: {buffer.scope} buffer {buffer.name} has no constant size")
+    return math.prod(shape) * _dt.bytes_of(buffer.dtype)
+
+
+def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
+    """Threads per group and threadgroup memory against the target's limits."""
+    threads = math.prod(kernel.block)
+    label = "threadgroup" if target.kind == "metal" else "block"
+    if threads > target.max_threads_per_group:
+        raise BuildError(
+            f"kernel {kernel.name} launches {threads} threads per {label} "
+            f"(threadIdx extents {kernel.block}), over the {target.kind} limit of "
+            f"{target.max_threads_per_group}; split the thread-bound loops further"
+        )
+    if kernel.shared_bytes > target.max_shared_memory_bytes:
+        memory = "threadgroup" if target.kind == "metal" else "shared"
+        raise BuildError(
+            f"kernel {kernel.name} declares {kernel.shared_bytes} bytes of {memory} memory, over the "
+            f"{target.kind} limit of {target.max_shared_memory_bytes} bytes; use smaller tiles"
+        )
+
+
+def check_dtypes(func: PrimFunc, target: Target, where: str) -> None:
+    """Every buffer and expression dtype must exist on the target."""
+    seen: set[str] = set()
+
+    def visit(node) -> None:
+        dtype = getattr(node, "dtype", None)
+        if isinstance(node, Buffer):
+            dtype = node.dtype
+        if isinstance(dtype, str):
+            seen.add(_dt.element_of(dtype))
+
+    post_order_visit(func.body, visit)
+    for buffer in func.buffer_params:
+        seen.add(buffer.dtype)
+    for dtype in sorted(seen):
+        if dtype not in target.dtypes and dtype != "handle":
+            raise BuildError(
+                f"{where} uses {dtype}, which the {target.kind} target does not have "
+                f"(it has {', '.join(sorted(target.dtypes))}); cast to a supported type"
+            )
+

@@ -1,0 +1,238 @@
+// The Metal host simulator's launcher: runs one kernel dispatch on host threads.
+//
+// simulator.py compiles this file once (it is its own translation unit, so the standard headers
+// here never see metal_stdlib's empty `device`/`thread` macros) and links it into every simulated
+// module's shared object beside the kernel translation unit. tir_sim_launch starts one std::thread
+// per lane of a threadgroup; each thread loops over all threadgroups in order (z, y, x), calling the
+// kernel's wrapper with its blockIdx and threadIdx, then waits at an end-of-group barrier so the
+// next threadgroup cannot overwrite threadgroup memory (function-level statics) early.
+//
+// threadgroup_barrier in the kernel reaches the same barrier through a thread-local pointer. The
+// barrier is our own (mutex, condition variable, generation count) because std::barrier can do
+// neither of two things we need: give up after a timeout, releasing every waiter and failing the
+// launch with a deadlock message; and tell, in each phase, whether threads arrived from an
+// in-kernel threadgroup_barrier or from the end of the kernel, which exposes a barrier that only
+// some threads of a threadgroup call. Once the launch has failed, every barrier returns at once so
+// the threads run to the end of their current threadgroup and stop.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#define TIR_SIM_EXPORT __attribute__((visibility("default")))
+#define TIR_SIM_INTERNAL __attribute__((visibility("hidden")))
+
+namespace {
+
+using KernelWrapper = void (*)(void** args, unsigned block_x, unsigned block_y, unsigned block_z,
+                               unsigned thread_x, unsigned thread_y, unsigned thread_z);
+
+enum class Arrival { from_barrier, from_end_of_kernel };
+
+struct Group {
+  unsigned x, y, z;
+};
+
+// The state of one launch, shared by its threads; held by shared_ptr so that threads abandoned
+// after a failure (stuck in a loop that no barrier can end) never touch freed memory.
+class Launch {
+ public:
+  Launch(int threads, double timeout_s)
+      : threads_(threads), timeout_(std::chrono::duration<double>(timeout_s)), timeout_s_(timeout_s) {}
+
+  void arrive(Arrival arrival, Group group) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (failed_) return;
+    ++arrived_;
+    if (arrival == Arrival::from_barrier) ++arrived_from_barrier_;
+    if (arrived_ == threads_) {
+      if (arrived_from_barrier_ != 0 && arrived_from_barrier_ != threads_) fail_divergent(group);
+      arrived_ = arrived_from_barrier_ = 0;
+      ++generation_;
+      phase_done_.notify_all();
+      return;
+    }
+    const unsigned long generation = generation_;
+    const bool released =
+        phase_done_.wait_for(lock, timeout_, [&] { return generation_ != generation || failed_; });
+    if (!released) fail_deadlocked(group);
+  }
+
+  void misaligned(const void* address, unsigned long bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (misaligned_message_.empty())
+      misaligned_message_ = "misaligned vector access: a " + std::to_string(bytes) +
+                            "-byte vector at address " + hex(address) + " is not aligned to " +
+                            std::to_string(bytes == 12 ? 16 : bytes) +
+                            " bytes (Metal requires vector pointers aligned to the vector size)";
+  }
+
+  void fail(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fail_locked(message);
+  }
+
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failed_;
+  }
+
+  void thread_finished() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++finished_;
+    all_finished_.notify_all();
+  }
+
+  // Waits until every thread has finished; false when the launch failed and some threads still
+  // had not finished a timeout later (they cannot be stopped, only abandoned).
+  bool wait_for_threads(int started) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    all_finished_.wait(lock, [&] { return finished_ == started || failed_; });
+    return all_finished_.wait_for(lock, timeout_, [&] { return finished_ == started; });
+  }
+
+  std::string error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failed_ ? error_ : misaligned_message_;
+  }
+
+ private:
+  void fail_locked(const std::string& message) {
+    if (!failed_) error_ = message;
+    failed_ = true;
+    phase_done_.notify_all();
+    all_finished_.notify_all();
+  }
+
+  void fail_divergent(Group group) {
+    fail_locked("threads of threadgroup " + format(group) +
+                " disagree on the number of threadgroup_barrier calls: " +
+                std::to_string(arrived_from_barrier_) + " of " + std::to_string(threads_) +
+                " threads called threadgroup_barrier while the others had returned from the kernel "
+                "(a barrier inside thread-dependent control flow? every thread of a threadgroup must "
+                "reach the same barriers)");
+  }
+
+  void fail_deadlocked(Group group) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_s_);
+    fail_locked("deadlock: not all " + std::to_string(threads_) + " threads of threadgroup " +
+                format(group) + " reached threadgroup_barrier within " + seconds + " s (" +
+                std::to_string(arrived_) + " arrived; a barrier inside thread-dependent control flow, "
+                "or a thread waiting for another?)");
+  }
+
+  static std::string format(Group group) {
+    return "(" + std::to_string(group.x) + "," + std::to_string(group.y) + "," + std::to_string(group.z) + ")";
+  }
+
+  static std::string hex(const void* address) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx",
+                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(address)));
+    return text;
+  }
+
+  std::mutex mutex_;
+  std::condition_variable phase_done_;
+  std::condition_variable all_finished_;
+  const int threads_;
+  const std::chrono::duration<double> timeout_;
+  const double timeout_s_;
+  int arrived_ = 0;
+  int arrived_from_barrier_ = 0;
+  unsigned long generation_ = 0;
+  int finished_ = 0;
+  bool failed_ = false;
+  std::string error_;
+  std::string misaligned_message_;
+};
+
+// What a worker thread is doing now; the kernel's barrier finds it through `current_lane`.
+struct Lane {
+  Launch* launch;
+  Group group;
+};
+
+thread_local Lane* current_lane = nullptr;
+
+struct Dispatch {
+  KernelWrapper kernel;
+  void** args;
+  Group grid;
+  Group block;
+};
+
+void run_lane(std::shared_ptr<Launch> launch, Dispatch dispatch, int lane_index) {
+  const unsigned tx = lane_index % dispatch.block.x;
+  const unsigned ty = lane_index / dispatch.block.x % dispatch.block.y;
+  const unsigned tz = lane_index / (dispatch.block.x * dispatch.block.y);
+  Lane lane{launch.get(), {0, 0, 0}};
+  current_lane = &lane;
+  for (unsigned bz = 0; bz < dispatch.grid.z; ++bz) {
+    for (unsigned by = 0; by < dispatch.grid.y; ++by) {
+      for (unsigned bx = 0; bx < dispatch.grid.x; ++bx) {
+        lane.group = {bx, by, bz};
+        dispatch.kernel(dispatch.args, bx, by, bz, tx, ty, tz);
+        launch->arrive(Arrival::from_end_of_kernel, lane.group);
+        if (launch->failed()) goto done;
+      }
+    }
+  }
+done:
+  current_lane = nullptr;
+  launch->thread_finished();
+}
+
+int copy_error(const std::string& message, char* error, int error_len) {
+  if (error != nullptr && error_len > 0) std::snprintf(error, error_len, "%s", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+extern "C" TIR_SIM_INTERNAL void tir_sim_threadgroup_barrier(void) {
+  if (current_lane != nullptr) current_lane->launch->arrive(Arrival::from_barrier, current_lane->group);
+}
+
+extern "C" TIR_SIM_INTERNAL void tir_sim_misaligned_vector(const void* address, unsigned long bytes) {
+  if (current_lane != nullptr) current_lane->launch->misaligned(address, bytes);
+}
+
+// Runs `kernel` over grid (gx, gy, gz) of threadgroups of (tx, ty, tz) threads. Returns 0, or 1 with
+// a message in `error` (deadlock, divergent barriers, misaligned vector access, no threads).
+// A barrier wait longer than `timeout_s` seconds is a deadlock.
+extern "C" TIR_SIM_EXPORT int tir_sim_launch(KernelWrapper kernel, void** args, unsigned gx, unsigned gy,
+                                             unsigned gz, unsigned tx, unsigned ty, unsigned tz,
+                                             double timeout_s, char* error, int error_len) {
+  const long threads = static_cast<long>(tx) * ty * tz;
+  if (threads <= 0 || gx == 0 || gy == 0 || gz == 0) return copy_error("empty grid or threadgroup", error, error_len);
+  auto launch = std::make_shared<Launch>(static_cast<int>(threads), timeout_s);
+  const Dispatch dispatch{kernel, args, {gx, gy, gz}, {tx, ty, tz}};
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  try {
+    for (int lane = 0; lane < threads; ++lane) pool.emplace_back(run_lane, launch, dispatch, lane);
+  } catch (const std::system_error& e) {
+    launch->fail("could not start " + std::to_string(threads) + " host threads for one threadgroup (" +
+                 e.what() + "); lower the threads per threadgroup or raise the process's thread limit");
+  }
+  const bool all_finished = launch->wait_for_threads(static_cast<int>(pool.size()));
+  for (std::thread& thread : pool) {
+    if (all_finished)
+      thread.join();
+    else
+      thread.detach();
+  }
+  std::string message = launch->error();
+  if (!all_finished)
+    message += " (some threads never finished after the failure and were abandoned; they may keep running)";
+  return message.empty() ? 0 : copy_error(message, error, error_len);
+}

@@ -1,0 +1,79 @@
+"""The lowering pipelines: one linear list of passes per target kind, from TensorIR to flat kernels.
+
+``lower_for_target(func, target, dump=...)`` runs the target's passes in order and
+hands back block-free, flat IR that the printers print directly. ``dump(name, func)``
+sees the IR after every pass (``build(..., dump=print_pass)`` shows them all).
+
+GPU (CUDA, Metal)::
+
+    bind_default_threads       unbound loop nests get blockIdx.x/threadIdx.x (or one thread)
+    plan_buffer_allocation     shared buffers above the threadIdx loops, local ones inside
+    compact_buffer_allocation  each cache shrinks to the region one thread block touches
+    inject_thread_sync         barriers between shared-memory writers and readers
+    unify_thread_binding       one variable per thread tag per kernel, extents checked
+    lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
+    vectorize_loop             float4 loads/stores where contiguous, scalar code otherwise
+    unroll_loop                explicit unrolling of unroll loops and auto-unroll regions
+    simplify                   fold what unrolling exposed
+
+C: the same without the GPU-only passes: thread-bound loops stay separate loops that
+run serially (so barriers are never needed), blockIdx and parallel loops become
+OpenMP loops in the printer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tir.function import PrimFunc
+from tir.transform import LOWERING_PASSES, simplify
+from tir.transform.bind_default_threads import bind_default_threads
+from tir.transform.compact_buffer_allocation import compact_buffer_allocation
+from tir.transform.inject_thread_sync import inject_thread_sync
+from tir.transform.plan_buffer_allocation import plan_buffer_allocation
+from tir.transform.unify_thread_binding import unify_thread_binding
+from tir.transform.unroll_loop import unroll_loop
+from tir.transform.vectorize_loop import vectorize_loop
+
+from .target import Target
+
+Dump = Callable[[str, PrimFunc], None]
+Pass = Callable[[PrimFunc], PrimFunc]
+
+
+def gpu_passes(target: Target) -> list[tuple[str, Pass]]:
+    """The CUDA and Metal pipeline, in order."""
+    return [
+        ("bind_default_threads", lambda f: bind_default_threads(f, min(256, target.max_threads_per_group))),
+        ("plan_buffer_allocation", plan_buffer_allocation),
+        ("compact_buffer_allocation", compact_buffer_allocation),
+        ("inject_thread_sync", inject_thread_sync),
+        ("unify_thread_binding", unify_thread_binding),
+        *((p.__name__, p) for p in LOWERING_PASSES),
+        ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
+        ("unroll_loop", unroll_loop),
+        ("simplify", simplify),
+    ]
+
+
+def c_passes(target: Target) -> list[tuple[str, Pass]]:
+    """The C pipeline, in order."""
+    return [
+        ("plan_buffer_allocation", plan_buffer_allocation),
+        ("compact_buffer_allocation", compact_buffer_allocation),
+        *((p.__name__, p) for p in LOWERING_PASSES),
+        ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
+        ("unroll_loop", unroll_loop),
+        ("simplify", simplify),
+    ]
+
+
+def lower_for_target(func: PrimFunc, target: Target | str, dump: Dump | None = None) -> PrimFunc:
+    """Lower ``func`` for ``target``; ``dump(pass_name, func)`` sees the IR after each pass."""
+    target = Target.parse(target)
+    passes = gpu_passes(target) if target.is_gpu else c_passes(target)
+    for name, lowering_pass in passes:
+        func = lowering_pass(func)
+        if dump is not None:
+            dump(name, func)
+    return func

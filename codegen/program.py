@@ -1,0 +1,78 @@
+"""What a code generator hands to a runtime: the compiled functions' signatures and kernel launches.
+
+``build`` lowers each PrimFunc, prints the whole module's source for the
+target, and describes every function as a ``CompiledFunction``: its buffer
+parameters (name, dtype, shape, whether it writes them), the global scratch
+buffers the host allocates for one call (GPU targets), and the kernels it
+launches in order with their grid and threadgroup sizes. A runtime
+(``codegen/<target>/runtime.py``, the Metal host simulator) needs nothing else:
+it compiles the source once and runs a function's launches on arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """One parameter a function takes, or a buffer the host allocates: its shape as the user wrote it.
+
+    A scalar parameter (``scalar=True``, shape ``()``) is passed by value: a C
+    argument, a CUDA kernel argument, a ``constant T&`` bound at its buffer
+    index in Metal.
+    """
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    written: bool = True
+    scalar: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.numpy_dtype).itemsize
+
+    @property
+    def numpy_dtype(self) -> str:
+        return "bool" if self.dtype == "bool" else self.dtype
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One GPU kernel launch: ``name`` over ``grid`` threadgroups of ``block`` threads (x, y, z).
+
+    ``buffers`` names the kernel's parameters in order; each is one of the
+    function's parameters (a buffer or a scalar) or workspaces. ``shared_bytes`` is the static
+    threadgroup (shared) memory the kernel declares.
+    """
+
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    buffers: tuple[str, ...]
+    shared_bytes: int = 0
+
+    @property
+    def threads_per_group(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class CompiledFunction:
+    """A PrimFunc as a runtime sees it.
+
+    GPU targets: ``launches`` in order, ``workspaces`` allocated by the host
+    for the call. C target: ``entry`` is the exported C symbol taking the
+    parameters' data pointers in order; ``launches`` is empty.
+    """
+
+    name: str
+    params: tuple[BufferSpec, ...]
+    flops: int
+    launches: tuple[KernelLaunch, ...] = ()
+    workspaces: tuple[BufferSpec, ...] = ()
+    entry: str | None = None
+    attrs: dict = field(default_factory=dict)

@@ -1,0 +1,44 @@
+"""Golden sources: the seed notebook's four schedules printed for C, CUDA and Metal.
+
+A change to a printer or a lowering pass must not silently change emitted code
+(tinygrad's "process replay"). The files in tests/codegen/golden/ are the
+reviewed sources; ``pytest tests/codegen/test_golden_sources.py --update-golden``
+rewrites them, and the diff is reviewed like any other change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.build import generate_source
+from tests.codegen.seed_kernels import SEED_KERNELS
+
+GOLDEN = Path(__file__).parent / "golden"
+SUFFIX = {"c": "c", "cuda": "cu", "metal": "metal"}
+
+
+@pytest.mark.parametrize("target", sorted(SUFFIX))
+@pytest.mark.parametrize("kernel", sorted(SEED_KERNELS))
+def test_golden_source(kernel, target, request):
+    source, _ = generate_source(SEED_KERNELS[kernel](1024), target)
+    path = GOLDEN / f"{kernel}.{SUFFIX[target]}"
+    if request.config.getoption("--update-golden"):
+        path.write_text(source)
+    assert path.exists(), f"{path} is missing; run pytest {__file__} --update-golden and review it"
+    assert source == path.read_text(), f"{path.name} changed; review and rerun with --update-golden"
+
+
+def test_window_sum_metal_matches_the_seed_shape():
+    source, _ = generate_source(SEED_KERNELS["window_sum"](1024), "metal")
+    assert "threadgroup float A_shared[130];" in source
+    assert source.count("threadgroup_barrier(mem_flags::mem_threadgroup);") == 1
+    assert "if (ax0_0 * 128 + threadIdx_x < 130)" in source
+
+
+def test_matmul_shared_uses_float4_loads_on_gpus():
+    for target, load in (("cuda", "*(float4*)(A + "), ("metal", "*(device float4*)(A + ")):
+        source, _ = generate_source(SEED_KERNELS["matmul_shared"](1024), target)
+        assert load in source, target
+        assert source.count("__syncthreads();" if target == "cuda" else "threadgroup_barrier") == 2

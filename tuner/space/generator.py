@@ -1,0 +1,221 @@
+"""The design space: ``SpaceGenerator`` turns a workload into sampled schedules and mutates them.
+
+``sample(mod, seed)`` applies the rules to a fresh ``Schedule``: auto-inline first
+(auto_inline.py), then one rule per block left at the root, chosen by the block's
+structure (structure.py): multi-level tiling for reductions with data reuse,
+the simple reduction rule for other reductions, the elementwise rule for the rest,
+each in its GPU or CPU variant by the target. Every size, vector width, thread count
+and unroll depth comes from a sampling primitive, so ``sch.trace`` is the candidate:
+it replays onto the workload, and with changed decisions it is another candidate.
+
+A sample that breaks a limit (limits.py) is drawn again from the next seed of the
+same stream; a rule that cannot be applied to a block (a structure it does not
+handle) hands the block to the next simpler rule. So ``sample`` returns a schedule
+within the target's limits for every program the rules understand, or raises
+``SpaceError`` naming the limit that no draw could meet.
+
+``mutate(trace, mod, rng)`` changes one decision (a perfect tile moves a factor
+between two of its levels, keeping the product; a categorical draws another
+candidate) and replays it. Structure that only some decisions allow (a vectorized
+loop that a new tile makes non-contiguous) is dropped on replay instead of failing
+the candidate; anything else that fails, or breaks a limit, gives None.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from schedule import Schedule, ScheduleError, Trace
+from schedule.instruction import _RV, PRIMITIVES
+from tir import IRModule, PrimFunc
+
+from codegen.target import Target
+
+from .auto_inline import inline_producers
+from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
+from .limits import SpaceError, check_limits
+from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
+from .structure import FALLBACK, BlockKind, classify, top_level_blocks
+
+# Instructions that only make a loop faster, never change what it computes: a replay may skip
+# one that the replayed decisions make illegal.
+OPTIONAL_ON_REPLAY = frozenset({"vectorize"})
+
+MUTATION_ATTEMPTS = 8
+
+Rule = Callable[[Schedule, str, Target], None]
+
+# Block kind -> (GPU rule, CPU rule).
+_RULES: dict[BlockKind, tuple[Rule, Rule]] = {
+    BlockKind.MULTI_LEVEL_TILING: (multi_level_tiling_gpu, multi_level_tiling_cpu),
+    BlockKind.REDUCTION: (reduction_gpu, reduction_cpu),
+    BlockKind.ELEMENTWISE: (elementwise_gpu, elementwise_cpu),
+}
+
+
+class _RuleFailed(Exception):
+    def __init__(self, block: str, kind: BlockKind, cause: ScheduleError):
+        super().__init__(f"{kind.value} on block {block}: {cause.message}")
+        self.block = block
+        self.kind = kind
+
+
+class SpaceGenerator:
+    """The tuner's design space for one target.
+
+    >>> from codegen.target import Target
+    >>> from tests.fixtures.programs import matmul
+    >>> space = SpaceGenerator(Target.parse("cuda"))
+    >>> sch = space.sample(matmul, seed=0)
+    >>> sorted(sch.state.index.blocks)
+    ['A_shared', 'B_shared', 'C', 'C_init', 'C_local', 'root']
+    """
+
+    def __init__(self, target: Target | str, max_attempts: int = 64):
+        self.target = Target.parse(target)
+        self.max_attempts = max_attempts
+
+    # ------------------------------------------------------------ sampling
+
+    def sample(self, mod: IRModule | PrimFunc, seed: int) -> Schedule:
+        """A fresh schedule of ``mod`` with the rules applied and every choice drawn from ``seed``."""
+        seeds = random.Random(seed)
+        fallback: dict[str, BlockKind] = {}
+        broken: SpaceError | None = None
+        for attempt in range(self.max_attempts):
+            sch = Schedule(mod, seed=seeds.randrange(1 << 31))
+            try:
+                self._apply_rules(sch, fallback, want_full_warp=attempt < self.max_attempts // 2)
+                check_limits(sch.mod, self.target)
+            except _RuleFailed as failed:
+                fallback[failed.block] = FALLBACK[failed.kind]
+                continue
+            except SpaceError as err:
+                broken = err
+                continue
+            return sch
+        if broken is None:
+            raise SpaceError(f"the rules could not be applied in {self.max_attempts} draws for {self.target}")
+        raise SpaceError(
+            f"no candidate within the limits after {self.max_attempts} draws for target {self.target}; "
+            f"the last one broke {broken.limit}: {broken}",
+            limit=broken.limit,
+        )
+
+    def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind], want_full_warp: bool) -> None:
+        inline_producers(sch)
+        for name in top_level_blocks(sch.state):
+            block = sch.state.index.blocks.get(name)
+            if block is None:  # folded into an earlier block's epilogue
+                continue
+            kind = fallback.get(name) or classify(sch.state, block)
+            if kind is BlockKind.UNSCHEDULED:
+                continue
+            try:
+                self._apply_rule(kind, sch, name, want_full_warp)
+            except ScheduleError as err:
+                raise _RuleFailed(name, kind, err) from err
+
+    def _apply_rule(self, kind: BlockKind, sch: Schedule, name: str, want_full_warp: bool) -> None:
+        target = self.target
+        if kind is BlockKind.MULTI_LEVEL_TILING and target.is_gpu:
+            multi_level_tiling_gpu(sch, name, target, want_full_warp)
+        else:
+            gpu_rule, cpu_rule = _RULES[kind]
+            (gpu_rule if target.is_gpu else cpu_rule)(sch, name, target)
+
+    # ------------------------------------------------------------ mutation and replay
+
+    def mutate(self, trace: Trace, mod: IRModule | PrimFunc, rng: random.Random) -> Schedule | None:
+        """A candidate that differs from ``trace`` in one decision, replayed on ``mod``; None when no
+        mutation tried (up to a few) gives a valid candidate within the limits."""
+        decisions = trace.decisions
+        mutable = [i for i in decisions if _can_mutate(trace.insts[i])]
+        for _ in range(MUTATION_ATTEMPTS if mutable else 0):
+            index = rng.choice(mutable)
+            decision = _mutated_decision(trace.insts[index], rng)
+            try:
+                sch = self.replay(trace, mod, {index: decision})
+                check_limits(sch.mod, self.target)
+            except (ScheduleError, SpaceError):
+                continue
+            return sch
+        return None
+
+    @staticmethod
+    def replay(trace: Trace, mod: IRModule | PrimFunc, decisions: dict[int, Any] | None = None) -> Schedule:
+        """Replay ``trace`` on a fresh schedule of ``mod`` with ``decisions`` changed, skipping the
+        optional instructions (vectorize) that the new decisions make illegal.
+
+        ``Trace.apply_to_schedule`` replays exactly and raises instead; this is the variant for
+        mutated traces, whose result records only the instructions that applied."""
+        decisions = decisions or {}
+        sch = Schedule(mod)
+        handles: dict[_RV, Any] = {}
+        for number, inst in enumerate(trace.insts):
+            prim = PRIMITIVES[inst.kind]
+            args = {k: _map_handles(v, handles) for k, v in inst.args.items()}
+            if prim.sampling:
+                args["decision"] = decisions.get(number, inst.decision)
+            positional = args.pop(prim.varargs) if prim.varargs else []
+            try:
+                result = getattr(sch, inst.kind)(*positional, **args)
+            except ScheduleError:
+                if inst.kind in OPTIONAL_ON_REPLAY:
+                    continue
+                raise
+            results = list(result) if inst.outputs_is_list else ([result] if inst.outputs else [])
+            handles.update(zip(inst.outputs, results))
+        return sch
+
+
+def _map_handles(value, handles: dict[_RV, Any]):
+    if isinstance(value, _RV):
+        return handles[value]
+    if isinstance(value, (list, tuple)):
+        return [_map_handles(v, handles) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- decision mutators
+
+
+def _can_mutate(inst) -> bool:
+    if inst.kind == "sample_perfect_tile":
+        return len(_tile_moves(inst.decision, _max_innermost(inst))) > 0
+    if inst.kind == "sample_categorical":
+        return sum(1 for p in inst.args["probs"] if p > 0) > 1
+    return False
+
+
+def _max_innermost(inst) -> int | None:
+    limit = inst.args.get("max_innermost_factor", 16)
+    return None if limit in (None, -1) else limit
+
+
+def _tile_moves(factors: list[int], max_innermost: int | None) -> list[tuple[int, int, int]]:
+    """Every (from, to, divisor) moving a prime-or-composite divisor of one level to another level,
+    keeping the product and the innermost limit (MetaSchedule's MutateTileSize)."""
+    moves = []
+    for src, factor in enumerate(factors):
+        for divisor in range(2, factor + 1):
+            if factor % divisor:
+                continue
+            for dst in range(len(factors)):
+                last_ok = dst != len(factors) - 1 or max_innermost is None
+                if dst != src and (last_ok or factors[dst] * divisor <= max_innermost):
+                    moves.append((src, dst, divisor))
+    return moves
+
+
+def _mutated_decision(inst, rng: random.Random):
+    if inst.kind == "sample_perfect_tile":
+        factors = list(inst.decision)
+        src, dst, divisor = rng.choice(_tile_moves(factors, _max_innermost(inst)))
+        factors[src] //= divisor
+        factors[dst] *= divisor
+        return factors
+    choices = [i for i, p in enumerate(inst.args["probs"]) if p > 0 and i != inst.decision]
+    return rng.choice(choices)

@@ -1,0 +1,138 @@
+"""The limits a sampled candidate must respect, and the error that names the one it breaks.
+
+The design-space rules (multi_level_tiling.py, elementwise.py) keep their samples
+within the target's limits where they can, but a tiling is drawn one loop at a time
+and a mutated decision is replayed without the rules, so ``check_limits`` looks at
+the finished module: threads per thread group and one extent per thread axis on a
+GPU, shared memory per thread group (measured on the compacted buffers, as the
+lowering will allocate them), and the size of per-thread ("local") arrays, which
+the space caps itself. ``SpaceError`` names the broken limit; the generator
+re-samples on it and the search counts a candidate that raises it as invalid,
+before anything is built or measured.
+"""
+
+from __future__ import annotations
+
+from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
+from tir.dtype import bytes_of
+from tir.transform.compact_buffer_allocation import compact_buffer_allocation
+from tir.transform.plan_buffer_allocation import plan_buffer_allocation
+
+from codegen.target import Target
+
+# Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
+# the CPU they live on the stack of an OpenMP worker thread (often only a few MiB), and on a
+# GPU anything beyond a few hundred registers spills to local memory and only wastes a trial.
+MAX_LOCAL_BYTES = {"c": 64 * 1024, "gpu": 4 * 1024}
+
+
+class SpaceError(Exception):
+    """A candidate breaks a limit of the target or of the space (``limit`` names it), or no
+    candidate within the limits could be drawn."""
+
+    def __init__(self, message: str, limit: str | None = None):
+        super().__init__(message)
+        self.limit = limit
+
+
+def main_func(mod: IRModule | PrimFunc) -> PrimFunc:
+    """The function a schedule of ``mod`` works on ("main", or the only one)."""
+    if isinstance(mod, PrimFunc):
+        return mod
+    return mod["main"] if "main" in mod else next(iter(mod.functions.values()))
+
+
+def kernels(func: PrimFunc) -> list[Stmt]:
+    """The top-level statements under the root block: each loop nest is one kernel on a GPU."""
+    body = func.body
+    if isinstance(body, BlockRealize) and body.block.name == "root":
+        body = body.block.body
+    return list(body.seq) if isinstance(body, SeqStmt) else [body]
+
+
+def check_limits(mod: IRModule | PrimFunc, target: Target) -> None:
+    """Raise ``SpaceError`` naming the first limit of ``target`` (or of the space) that ``mod`` breaks."""
+    func = main_func(mod)
+    planned = compact_buffer_allocation(plan_buffer_allocation(func))
+    for number, kernel in enumerate(kernels(planned)):
+        if target.is_gpu:
+            _check_threads(kernel, number, target)
+            _check_shared_memory(kernel, number, target)
+        _check_local_arrays(kernel, number, target)
+
+
+def _thread_extents(kernel) -> dict[str, set[int]]:
+    extents: dict[str, set[int]] = {}
+
+    class _Threads(Visitor):
+        def visit_For(self, loop: For) -> None:
+            if loop.kind is ForKind.THREAD_BINDING and isinstance(loop.extent, IntImm):
+                extents.setdefault(loop.thread_tag, set()).add(loop.extent.value)
+            self.generic_visit(loop)
+
+    _Threads().visit(kernel)
+    return extents
+
+
+def _check_threads(kernel, number: int, target: Target) -> None:
+    threads = 1
+    for tag, extents in _thread_extents(kernel).items():
+        if len(extents) > 1:
+            raise SpaceError(
+                f"kernel {number} binds loops of extents {sorted(extents)} to {tag}; one thread axis "
+                "must have one extent per kernel (the cooperative fetch must use the compute's threads)",
+                limit="thread_extent",
+            )
+        if tag.startswith("threadIdx"):
+            threads *= next(iter(extents))
+    if threads > target.max_threads_per_group:
+        raise SpaceError(
+            f"kernel {number} uses {threads} threads per group, above the target's "
+            f"max_threads_per_group={target.max_threads_per_group} ({target})",
+            limit="max_threads_per_group",
+        )
+
+
+def _allocated(kernel, scope: str) -> list[Buffer]:
+    found: list[Buffer] = []
+
+    class _Allocs(Visitor):
+        def visit_Block(self, block: Block) -> None:
+            found.extend(b for b in block.alloc_buffers if b.scope == scope)
+            self.generic_visit(block)
+
+    _Allocs().visit(kernel)
+    return found
+
+
+def buffer_bytes(buffer: Buffer) -> int | None:
+    """Bytes of a buffer with a constant shape (None if the shape is symbolic)."""
+    size = bytes_of(buffer.dtype)
+    for extent in buffer.shape:
+        if not isinstance(extent, IntImm):
+            return None
+        size *= extent.value
+    return size
+
+
+def _check_shared_memory(kernel, number: int, target: Target) -> None:
+    sizes = [buffer_bytes(b) for b in _allocated(kernel, "shared")]
+    total = sum(s for s in sizes if s is not None)
+    if total > target.max_shared_memory_bytes:
+        raise SpaceError(
+            f"kernel {number} needs {total} bytes of shared memory per group, above the target's "
+            f"max_shared_memory_bytes={target.max_shared_memory_bytes} ({target})",
+            limit="max_shared_memory_bytes",
+        )
+
+
+def _check_local_arrays(kernel, number: int, target: Target) -> None:
+    limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
+    for buffer in _allocated(kernel, "local"):
+        size = buffer_bytes(buffer)
+        if size is not None and size > limit:
+            raise SpaceError(
+                f"kernel {number} keeps a per-thread array {buffer.name} of {size} bytes, above the "
+                f"space's max_local_bytes={limit} for {target.kind} (a tile too large for registers)",
+                limit="max_local_bytes",
+            )

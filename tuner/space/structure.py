@@ -1,0 +1,135 @@
+"""What kind of block a design-space rule is looking at, and the small steps the rules share.
+
+``classify`` sorts the blocks left at the root after auto-inline: a reduction with
+data reuse (matmul, convolution: two or more inputs, one of them the same for several
+output elements) gets multi-level tiling, any other reduction (a row sum, a softmax
+maximum) the simple reduction rule, and a block of spatial iterators only the
+elementwise rule. The rules need to know which loop drives which kind of iterator,
+which ``loop_iters`` answers from the IR without touching the schedule's trace. The
+shared steps (fuse a list of loops, vectorize where legal, sample an unroll depth)
+are written once here.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from schedule import Schedule, ScheduleError
+from schedule.get import get_child_blocks
+from schedule.instruction import LoopRV
+from schedule.state import ScheduleState
+from tir import Block, ForKind, IntImm, IterKind, IterVar, Var
+from tir.functor import collect_vars
+
+UNROLL_STEPS = [0, 16, 64, 512, 1024]
+UNROLL_KEY = "pragma_auto_unroll_max_step"
+
+
+class BlockKind(Enum):
+    MULTI_LEVEL_TILING = "multi_level_tiling"
+    REDUCTION = "reduction"
+    ELEMENTWISE = "elementwise"
+    UNSCHEDULED = "unscheduled"
+
+
+# A rule that fails on a block hands it to the next simpler one.
+FALLBACK = {
+    BlockKind.MULTI_LEVEL_TILING: BlockKind.REDUCTION,
+    BlockKind.REDUCTION: BlockKind.UNSCHEDULED,
+    BlockKind.ELEMENTWISE: BlockKind.UNSCHEDULED,
+    BlockKind.UNSCHEDULED: BlockKind.UNSCHEDULED,
+}
+
+
+def top_level_blocks(state: ScheduleState) -> list[str]:
+    """Names of the blocks directly under the root block, in program order."""
+    return [b.name for b in get_child_blocks(state, state.index.blocks["root"])]
+
+
+def loop_iters(state: ScheduleState, block: Block) -> list[IterVar] | None:
+    """The iterator each loop around ``block`` drives (outermost first), or None when the loops are
+    not one per iterator: a loop driving two iterators, an iterator bound to several loops or to an
+    expression, a predicate, or a loop that is not a plain serial loop from 0."""
+    realize = state.realize_of(block)
+    loops = state.loops_of(block)
+    if len(loops) != len(block.iter_vars) or not _is_true(realize.predicate):
+        return None
+    iter_of: dict[Var, IterVar] = {}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if not isinstance(value, Var) or value in iter_of:
+            return None
+        iter_of[value] = iv
+    driven = []
+    for loop in loops:
+        plain = loop.kind is ForKind.SERIAL and isinstance(loop.min, IntImm) and loop.min.value == 0
+        if loop.loop_var not in iter_of or not plain or not isinstance(loop.extent, IntImm):
+            return None
+        driven.append(iter_of[loop.loop_var])
+    return driven
+
+
+def _is_true(predicate) -> bool:
+    return isinstance(predicate, IntImm) and predicate.value == 1
+
+
+def is_spatial(block: Block) -> bool:
+    """All iterators spatial and no init: each element is computed once, from values already there."""
+    return bool(block.iter_vars) and block.init is None and all(iv.kind is IterKind.SPATIAL for iv in block.iter_vars)
+
+
+def has_reuse(block: Block) -> bool:
+    """Two or more buffers read, and one read that stays the same along some spatial iterator (an
+    input element used for several outputs, as A's rows in a matmul): what tiling exploits."""
+    written = {w.buffer for w in block.writes}
+    reads = [r for r in block.reads if r.buffer not in written]
+    if len({r.buffer for r in reads}) < 2:
+        return False
+    spatial = {iv.var for iv in block.iter_vars if iv.kind is IterKind.SPATIAL}
+    for region in reads:
+        used = set()
+        for rng in region.region:
+            used |= set(collect_vars(rng.min)) | set(collect_vars(rng.extent))
+        if spatial - used:
+            return True
+    return False
+
+
+def classify(state: ScheduleState, block: Block) -> BlockKind:
+    kinds = {iv.kind for iv in block.iter_vars}
+    if not kinds or kinds - {IterKind.SPATIAL, IterKind.REDUCE}:
+        return BlockKind.UNSCHEDULED
+    if IterKind.REDUCE not in kinds:
+        return BlockKind.ELEMENTWISE
+    if loop_iters(state, block) is None:
+        return BlockKind.UNSCHEDULED
+    if IterKind.SPATIAL in kinds and has_reuse(block):
+        return BlockKind.MULTI_LEVEL_TILING
+    return BlockKind.REDUCTION
+
+
+# ---------------------------------------------------------------- steps the rules share
+
+
+def fuse_loops(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
+    """One loop over all of ``loops`` (the loop itself when there is one)."""
+    return loops[0] if len(loops) == 1 else sch.fuse(*loops)
+
+
+def try_vectorize(sch: Schedule, loop: LoopRV) -> bool:
+    """Vectorize ``loop`` if its stores are contiguous; otherwise leave it serial (nothing recorded)."""
+    try:
+        sch.vectorize(loop)
+    except ScheduleError:
+        return False
+    return True
+
+
+def annotate_unroll(sch: Schedule, loop: LoopRV) -> None:
+    """Sample an auto-unroll depth and put it on ``loop``; the decision stays mutable in the trace."""
+    step = sch.sample_categorical(UNROLL_STEPS, [1 / len(UNROLL_STEPS)] * len(UNROLL_STEPS))
+    sch.annotate(loop, UNROLL_KEY, step)
+
+
+def loop_extent(sch: Schedule, loop: LoopRV) -> int | None:
+    extent = sch.get(loop).extent
+    return extent.value if isinstance(extent, IntImm) else None
