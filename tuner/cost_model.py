@@ -141,6 +141,9 @@ class CostModel:
         return {
             "objective": "reg:squarederror",
             "tree_method": "hist",
+            # Most features are log-scaled or small counts; 64 bins lose little and train
+            # several times faster than the default 256.
+            "max_bin": 64,
             "max_depth": self.max_depth,
             "eta": self.learning_rate,
             "min_child_weight": 1,

@@ -6,8 +6,8 @@ and parses it with ``tir.parse`` into an IRModule whose one function is "main"
 Every "main" takes its inputs first and its output last. ``WORKLOADS`` maps
 names to :class:`Workload` entries (sizes, defaults, a numpy reference);
 ``make("matmul", "512,512,512")`` is what the command line calls. The tuner
-keys its records by the structural hash of the module this returns
-(tuner/database.py).
+keys its records by the structural hash of "main" (tuner/database.py), so the
+same sizes and dtype always find the same records.
 """
 
 from __future__ import annotations

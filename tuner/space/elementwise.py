@@ -17,12 +17,11 @@ loop of the kernel is left unbound.
 
 from __future__ import annotations
 
+from codegen.target import Target
 from schedule import Schedule
 from schedule.instruction import LoopRV
 from tir import IterKind
 from tir.dtype import bytes_of
-
-from codegen.target import Target
 
 from .structure import annotate_unroll, fuse_loops, loop_extent, loop_iters, try_vectorize
 

@@ -27,11 +27,10 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
 from schedule.instruction import _RV, PRIMITIVES
 from tir import IRModule, PrimFunc
-
-from codegen.target import Target
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
@@ -84,10 +83,10 @@ class SpaceGenerator:
         seeds = random.Random(seed)
         fallback: dict[str, BlockKind] = {}
         broken: SpaceError | None = None
-        for attempt in range(self.max_attempts):
+        for _ in range(self.max_attempts):
             sch = Schedule(mod, seed=seeds.randrange(1 << 31))
             try:
-                self._apply_rules(sch, fallback, want_full_warp=attempt < self.max_attempts // 2)
+                self._apply_rules(sch, fallback)
                 check_limits(sch.mod, self.target)
             except _RuleFailed as failed:
                 fallback[failed.block] = FALLBACK[failed.kind]
@@ -104,7 +103,7 @@ class SpaceGenerator:
             limit=broken.limit,
         )
 
-    def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind], want_full_warp: bool) -> None:
+    def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind]) -> None:
         inline_producers(sch)
         for name in top_level_blocks(sch.state):
             block = sch.state.index.blocks.get(name)
@@ -114,17 +113,10 @@ class SpaceGenerator:
             if kind is BlockKind.UNSCHEDULED:
                 continue
             try:
-                self._apply_rule(kind, sch, name, want_full_warp)
+                gpu_rule, cpu_rule = _RULES[kind]
+                (gpu_rule if self.target.is_gpu else cpu_rule)(sch, name, self.target)
             except ScheduleError as err:
                 raise _RuleFailed(name, kind, err) from err
-
-    def _apply_rule(self, kind: BlockKind, sch: Schedule, name: str, want_full_warp: bool) -> None:
-        target = self.target
-        if kind is BlockKind.MULTI_LEVEL_TILING and target.is_gpu:
-            multi_level_tiling_gpu(sch, name, target, want_full_warp)
-        else:
-            gpu_rule, cpu_rule = _RULES[kind]
-            (gpu_rule if target.is_gpu else cpu_rule)(sch, name, target)
 
     # ------------------------------------------------------------ mutation and replay
 

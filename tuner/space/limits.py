@@ -13,12 +13,11 @@ before anything is built or measured.
 
 from __future__ import annotations
 
+from codegen.target import Target
 from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
 from tir.dtype import bytes_of
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
-
-from codegen.target import Target
 
 # Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
 # the CPU they live on the stack of an OpenMP worker thread (often only a few MiB), and on a

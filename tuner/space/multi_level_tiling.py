@@ -26,23 +26,26 @@ innermost spatial level of the last spatial loop (the store's contiguous axis) i
 vectorized, and the reduction's init is split off (``decompose_reduction``) so it
 vectorizes too.
 
-The rule draws tiles first and checks the thread count, the shared-memory tile and
-the register tile against the limits (limits.py) right away, raising ``SpaceError``
-before any loop is split, so the generator's re-sampling costs little.
+Limits by construction: the tilings are drafted with the sampling primitive's own
+draw (uniform over the valid tilings) without touching the schedule, and the first
+draft whose thread count, shared-memory tile and accumulator tile fit the limits
+(limits.py), with at least a warp of threads where the loops allow one, is recorded
+with ``sample_perfect_tile(..., decision=draft)``. Drafting costs microseconds, so a
+few hundred drafts are cheap; when none fits, ``SpaceError`` names the limit.
 """
 
 from __future__ import annotations
 
+import random
 from math import prod
 
-from schedule import Schedule, ScheduleError
-from schedule.instruction import BlockRV, ExprRV, LoopRV
-from tir import Block, IntImm, IterKind, Range, Var
-from tir.arith import Analyzer
-from tir.arith.int_set import eval_set
-from tir.dtype import bytes_of
-
 from codegen.target import Target
+from schedule import Schedule, ScheduleError
+from schedule.instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV
+from tir import Block, For, IntImm, IterKind, IterVar, PrimExpr, Var
+from tir.arith import Analyzer
+from tir.dtype import bytes_of
+from tir.functor import substitute
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
@@ -50,131 +53,210 @@ from .structure import annotate_unroll, fuse_loops, loop_iters, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
+MAX_DRAFTS = 256
+# Spatial levels from this one inward make one thread's accumulator tile (GPU: block, thread,
+# register, register; CPU: parallel, outer, register, vector).
+REGISTER_LEVEL = 2
+
+
+# ---------------------------------------------------------------- tile sizes within the limits
+
+
+class Footprint:
+    """Bytes of the inputs a block reads over one tile of its iterators.
+
+    Read indices are affine in the block's iterators (one loop per iterator), so a
+    region's span along a dimension is ``sum(|coefficient| * (tile - 1)) + extent``,
+    capped by the buffer's shape; the coefficients are found once, and each draft
+    costs a few multiplications. A non-affine index counts the whole dimension.
+    """
+
+    def __init__(self, block: Block):
+        analyzer = Analyzer()
+        variables = [iv.var for iv in block.iter_vars]
+        written = {w.buffer for w in block.writes}
+        self.regions = [
+            (
+                bytes_of(r.buffer.dtype),
+                [
+                    _span_terms(rng.min, rng.extent, dim, variables, analyzer)
+                    for rng, dim in zip(r.region, r.buffer.shape)
+                ],
+            )
+            for r in block.reads
+            if r.buffer not in written
+        ]
+
+    def bytes(self, tile: dict[Var, int]) -> int:
+        total = 0
+        for element_bytes, dims in self.regions:
+            elements = 1
+            for coefficients, extent, dim in dims:
+                span = (
+                    dim
+                    if coefficients is None
+                    else extent + sum(abs(c) * (tile[v] - 1) for v, c in coefficients.items())
+                )
+                elements *= min(span, dim)
+            total += elements * element_bytes
+        return total
+
+
+def _span_terms(index: PrimExpr, extent: PrimExpr, dim: PrimExpr, variables: list[Var], analyzer: Analyzer):
+    """(coefficient per iterator, region extent, dimension), or None coefficients if not affine."""
+    dim_value = dim.value if isinstance(dim, IntImm) else 1 << 62
+    if not isinstance(extent, IntImm):
+        return None, 0, dim_value
+    zero = {v: IntImm(0, v.dtype) for v in variables}
+    base = analyzer.simplify(substitute(index, zero))
+    coefficients: dict[Var, int] = {}
+    for var in variables:
+        step = analyzer.simplify(substitute(index, {**zero, var: IntImm(1, var.dtype)}) - base)
+        if not isinstance(step, IntImm):
+            return None, 0, dim_value
+        if step.value:
+            coefficients[var] = step.value
+    rebuilt = base
+    for var, coefficient in coefficients.items():
+        rebuilt = rebuilt + var * coefficient
+    if not analyzer.can_prove_equal(index, rebuilt):
+        return None, 0, dim_value
+    return coefficients, extent.value, dim_value
+
+
+class _TileLimits:
+    """Checks a draft of tile sizes (one list of factors per loop) against the limits."""
+
+    def __init__(self, block: Block, iters: list[IterVar], extents: list[int], target: Target):
+        self.block, self.iters, self.extents, self.target = block, iters, extents, target
+        self.footprint = Footprint(block) if target.is_gpu else None
+        self.element_bytes = bytes_of(block.writes[0].buffer.dtype)
+
+    def _tile(self, draft: list[list[int]], first: dict[IterKind, int]) -> dict[Var, int]:
+        return {iv.var: prod(factors[first[iv.kind] :]) for iv, factors in zip(self.iters, draft)}
+
+    def check(self, draft: list[list[int]], want_full_warp: bool) -> None:
+        name, target = self.block.name, self.target
+        spatial = [(iv, f) for iv, f in zip(self.iters, draft) if iv.kind is IterKind.SPATIAL]
+        local = prod(prod(f[REGISTER_LEVEL:]) for _, f in spatial) * self.element_bytes
+        limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
+        if local > limit:
+            raise SpaceError(
+                f"block {name}: the sampled tiles give each thread {local} bytes of accumulators, above the "
+                f"space's max_local_bytes={limit}",
+                limit="max_local_bytes",
+            )
+        if not target.is_gpu:
+            return
+        threads = prod(f[1] for _, f in spatial)
+        if threads > target.max_threads_per_group:
+            raise SpaceError(
+                f"block {name}: the sampled thread tiles give {threads} threads per group, above the "
+                f"target's max_threads_per_group={target.max_threads_per_group} ({target})",
+                limit="max_threads_per_group",
+            )
+        possible = prod(e for iv, e in zip(self.iters, self.extents) if iv.kind is IterKind.SPATIAL)
+        if want_full_warp and threads < target.warp_size <= possible:
+            raise SpaceError(
+                f"block {name}: the sampled thread tiles give {threads} threads per group, fewer than one "
+                f"warp ({target.warp_size})",
+                limit="warp_size",
+            )
+        shared = self.footprint.bytes(self._tile(draft, {IterKind.SPATIAL: 1, IterKind.REDUCE: 1}))
+        if shared > target.max_shared_memory_bytes:
+            raise SpaceError(
+                f"block {name}: the sampled tiles need {shared} bytes of shared memory per group, above the "
+                f"target's max_shared_memory_bytes={target.max_shared_memory_bytes} ({target})",
+                limit="max_shared_memory_bytes",
+            )
+
+
+def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits) -> list[list[int]]:
+    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``) within the limits; a warp of
+    threads is asked for in the first half of the drafts only."""
+    draw = PRIMITIVES["sample_perfect_tile"].fn
+    rng = random.Random(sch.fork_seed())
+    broken: SpaceError | None = None
+    for number in range(MAX_DRAFTS):
+        draft = [
+            draw(sch.state, loop=loop, n=n, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng).decision
+            for loop, n in zip(loops, counts)
+        ]
+        try:
+            limits.check(draft, want_full_warp=number < MAX_DRAFTS // 2)
+        except SpaceError as err:
+            broken = err
+            continue
+        return draft
+    raise SpaceError(f"no tiling within the limits in {MAX_DRAFTS} drafts: {broken}", limit=broken.limit)
 
 
 class _Tiles:
-    """The sampled tile handles of one block, with the loops' iterators and extents."""
+    """The recorded tile handles of one block's loops, by loop kind, outermost level first."""
 
-    def __init__(self, sch: Schedule, loops: list[LoopRV], iters, spatial_levels: int, reduce_levels: int):
-        self.spatial = [lp for lp, iv in zip(loops, iters) if iv.kind is IterKind.SPATIAL]
-        self.reduce = [lp for lp, iv in zip(loops, iters) if iv.kind is IterKind.REDUCE]
-        self.spatial_vars = [iv.var for iv in iters if iv.kind is IterKind.SPATIAL]
-        self.reduce_vars = [iv.var for iv in iters if iv.kind is IterKind.REDUCE]
-        self.spatial_tiles = [
-            sch.sample_perfect_tile(lp, n=spatial_levels, max_innermost_factor=MAX_INNERMOST_FACTOR)
-            for lp in self.spatial
+    def __init__(self, sch: Schedule, loops: list[LoopRV], iters: list[IterVar], draft: list[list[int]]):
+        tiles = [
+            sch.sample_perfect_tile(
+                loop, n=len(factors), max_innermost_factor=MAX_INNERMOST_FACTOR, decision=factors
+            )
+            for loop, factors in zip(loops, draft)
         ]
-        self.reduce_tiles = [
-            sch.sample_perfect_tile(lp, n=reduce_levels, max_innermost_factor=MAX_INNERMOST_FACTOR)
-            for lp in self.reduce
-        ]
-        self.values = {rv: sch.get(rv) for tiles in self.spatial_tiles + self.reduce_tiles for rv in tiles}
-
-    def product(self, tiles: list[ExprRV]) -> int:
-        return prod(self.values[rv] for rv in tiles)
-
-    def extents(self, first_spatial: int, first_reduce: int) -> dict[Var, int]:
-        """Iterator -> tile extent, counting the spatial levels from ``first_spatial`` on and the
-        reduction levels from ``first_reduce`` on (one thread block's or one thread's tile)."""
-        extents = {v: self.product(t[first_spatial:]) for v, t in zip(self.spatial_vars, self.spatial_tiles)}
-        extents.update({v: self.product(t[first_reduce:]) for v, t in zip(self.reduce_vars, self.reduce_tiles)})
-        return extents
+        self.spatial = [(lp, t) for lp, t, iv in zip(loops, tiles, iters) if iv.kind is IterKind.SPATIAL]
+        self.reduce = [(lp, t) for lp, t, iv in zip(loops, tiles, iters) if iv.kind is IterKind.REDUCE]
 
     def split(self, sch: Schedule) -> tuple[list[list[LoopRV]], list[list[LoopRV]]]:
-        spatial = [sch.split(lp, tiles) for lp, tiles in zip(self.spatial, self.spatial_tiles)]
-        reduce = [sch.split(lp, tiles) for lp, tiles in zip(self.reduce, self.reduce_tiles)]
-        return spatial, reduce
+        return [sch.split(lp, t) for lp, t in self.spatial], [sch.split(lp, t) for lp, t in self.reduce]
+
+    def thread_tiles(self) -> list[ExprRV]:
+        return [t[1] for _, t in self.spatial]
 
 
 def _level(loops: list[list[LoopRV]], level: int) -> list[LoopRV]:
     return [levels[level] for levels in loops]
 
 
-def _prepare(sch: Schedule, name: str) -> tuple[BlockRV, BlockRV, list[LoopRV], list]:
-    """The block, its write cache (epilogues inlined into it), its loops and their iterators."""
+def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int, reduce_levels: int):
+    """The block, its write cache (epilogues inlined into it) and its recorded tiles."""
     block = sch.get_block(name)
-    iters = loop_iters(sch.state, sch.get(block))
+    node = sch.get(block)
+    iters = loop_iters(sch.state, node)
     if iters is None:
         raise ScheduleError(f"block {name}: multi-level tiling needs one plain loop per iterator")
+    loops = sch.get_loops(block)
+    nodes = [sch.get(lp) for lp in loops]
+    counts = [spatial_levels if iv.kind is IterKind.SPATIAL else reduce_levels for iv in iters]
+    limits = _TileLimits(node, iters, [n.extent.value for n in nodes], target)
+    draft = _draft_tiles(sch, nodes, counts, limits)
+    tiles = _Tiles(sch, loops, iters, draft)
     write_back = sch.cache_write(block, 0, "local")
     inline_epilogues(sch, write_back)
-    return block, write_back, sch.get_loops(block), iters
+    return block, write_back, tiles
 
 
-def footprint_bytes(block: Block, extents: dict[Var, int]) -> int:
-    """Bytes of the inputs ``block`` reads while each iterator ranges over ``extents`` (one tile)."""
-    analyzer = Analyzer()
-    domain = {var: Range(IntImm(0, var.dtype), IntImm(extent, var.dtype)) for var, extent in extents.items()}
-    written = {w.buffer for w in block.writes}
-    total = 0
-    for region in block.reads:
-        if region.buffer in written:
-            continue
-        elements = 1
-        for rng, dim in zip(region.region, region.buffer.shape):
-            low = eval_set(rng.min, domain, analyzer).min_value
-            high = eval_set(rng.min + rng.extent - 1, domain, analyzer).max_value
-            span = high.value - low.value + 1 if isinstance(low, IntImm) and isinstance(high, IntImm) else None
-            if isinstance(dim, IntImm):
-                span = dim.value if span is None else min(span, dim.value)
-            elements *= span or 1
-        total += elements * bytes_of(region.buffer.dtype)
-    return total
+# ---------------------------------------------------------------- the rules
 
 
-def _check_local(tiles: _Tiles, block: Block, first_level: int, target: Target) -> None:
-    dtype = block.writes[0].buffer.dtype
-    local = prod(tiles.product(t[first_level:]) for t in tiles.spatial_tiles) * bytes_of(dtype)
-    limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
-    if local > limit:
-        raise SpaceError(
-            f"block {block.name}: the sampled tiles give each thread {local} bytes of accumulators, above "
-            f"the space's max_local_bytes={limit}",
-            limit="max_local_bytes",
-        )
-
-
-def _check_gpu_tiles(sch: Schedule, tiles: _Tiles, block: Block, target: Target, want_full_warp: bool) -> None:
-    threads = prod(tiles.values[t[1]] for t in tiles.spatial_tiles)
-    if threads > target.max_threads_per_group:
-        raise SpaceError(
-            f"block {block.name}: the sampled thread tiles give {threads} threads per group, above the "
-            f"target's max_threads_per_group={target.max_threads_per_group} ({target})",
-            limit="max_threads_per_group",
-        )
-    most = prod(sch.get(lp).extent.value for lp in tiles.spatial)
-    if want_full_warp and threads < target.warp_size <= most:
-        raise SpaceError(
-            f"block {block.name}: the sampled thread tiles give {threads} threads per group, fewer than "
-            f"one warp ({target.warp_size})",
-            limit="warp_size",
-        )
-    shared = footprint_bytes(block, tiles.extents(first_spatial=1, first_reduce=1))
-    if shared > target.max_shared_memory_bytes:
-        raise SpaceError(
-            f"block {block.name}: the sampled tiles need {shared} bytes of shared memory per group, above "
-            f"the target's max_shared_memory_bytes={target.max_shared_memory_bytes} ({target})",
-            limit="max_shared_memory_bytes",
-        )
-    _check_local(tiles, block, 2, target)
-
-
-def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target, want_full_warp: bool = True) -> None:
+def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     """Tile block ``name`` as "SSRRSRS" with shared-memory inputs and a local accumulator tile."""
-    block, write_back, loops, iters = _prepare(sch, name)
-    tiles = _Tiles(sch, loops, iters, spatial_levels=4, reduce_levels=3)
-    _check_gpu_tiles(sch, tiles, sch.get(block), target, want_full_warp)
+    block, write_back, tiles = _sample_tiles(sch, name, target, spatial_levels=4, reduce_levels=3)
     s, r = tiles.split(sch)
-    sch.reorder(*_level(s, 0), *_level(s, 1), *_level(r, 0), *_level(r, 1), *_level(s, 2), *_level(r, 2), *_level(s, 3))
+    sch.reorder(
+        *_level(s, 0),
+        *_level(s, 1),
+        *_level(r, 0),
+        *_level(r, 1),
+        *_level(s, 2),
+        *_level(r, 2),
+        *_level(s, 3),
+    )
     block_x = fuse_loops(sch, _level(s, 0))
     sch.bind(block_x, "blockIdx.x")
     thread_x = fuse_loops(sch, _level(s, 1))
     sch.bind(thread_x, "threadIdx.x")
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
-    thread_tiles = [t[1] for t in tiles.spatial_tiles]
     for index in range(len(sch.get(block).reads)):
-        _cooperative_fetch(sch, block, index, fetch_at, depth, thread_tiles)
+        _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
     sch.decompose_reduction(block, _level(r, 0)[0])
     annotate_unroll(sch, block_x)
 
@@ -194,10 +276,8 @@ def _cooperative_fetch(
 
 
 def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
-    """Tile block ``name`` as "SSRSRS": parallel outer tiles, a local accumulator tile, vectorized inner loop."""
-    block, write_back, loops, iters = _prepare(sch, name)
-    tiles = _Tiles(sch, loops, iters, spatial_levels=4, reduce_levels=2)
-    _check_local(tiles, sch.get(block), 2, target)
+    """Tile block ``name`` as "SSRSRS": parallel outer tiles, a local accumulator tile, a vector loop."""
+    block, write_back, tiles = _sample_tiles(sch, name, target, spatial_levels=4, reduce_levels=2)
     s, r = tiles.split(sch)
     sch.reorder(*_level(s, 0), *_level(s, 1), *_level(r, 0), *_level(s, 2), *_level(r, 1), *_level(s, 3))
     outer = fuse_loops(sch, _level(s, 0))
@@ -207,4 +287,3 @@ def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
     for vector_loop in (_level(s, 3)[-1], sch.get_loops(init)[-1], sch.get_loops(write_back)[-1]):
         try_vectorize(sch, vector_loop)
     annotate_unroll(sch, outer)
-

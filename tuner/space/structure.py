@@ -74,7 +74,11 @@ def _is_true(predicate) -> bool:
 
 def is_spatial(block: Block) -> bool:
     """All iterators spatial and no init: each element is computed once, from values already there."""
-    return bool(block.iter_vars) and block.init is None and all(iv.kind is IterKind.SPATIAL for iv in block.iter_vars)
+    return (
+        bool(block.iter_vars)
+        and block.init is None
+        and all(iv.kind is IterKind.SPATIAL for iv in block.iter_vars)
+    )
 
 
 def has_reuse(block: Block) -> bool:

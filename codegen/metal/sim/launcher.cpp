@@ -8,12 +8,13 @@
 // next threadgroup cannot overwrite threadgroup memory (function-level statics) early.
 //
 // threadgroup_barrier in the kernel reaches the same barrier through a thread-local pointer. The
-// barrier is our own (mutex, condition variable, generation count) because std::barrier can do
-// neither of two things we need: give up after a timeout, releasing every waiter and failing the
-// launch with a deadlock message; and tell, in each phase, whether threads arrived from an
-// in-kernel threadgroup_barrier or from the end of the kernel, which exposes a barrier that only
-// some threads of a threadgroup call. Once the launch has failed, every barrier returns at once so
-// the threads run to the end of their current threadgroup and stop.
+// barrier is our own because std::barrier can do neither of two things we need: give up after a
+// timeout, releasing every waiter and failing the launch with a deadlock message; and tell, in each
+// phase, whether threads arrived from an in-kernel threadgroup_barrier or from the end of the
+// kernel, which exposes a barrier that only some threads of a threadgroup call. Once the launch has
+// failed, every barrier returns at once so the threads run to the end of their current threadgroup
+// and stop.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -42,27 +43,29 @@ struct Group {
 
 // The state of one launch, shared by its threads; held by shared_ptr so that threads abandoned
 // after a failure (stuck in a loop that no barrier can end) never touch freed memory.
+//
+// Arrivals are counted with atomics and waiters sleep in std::atomic::wait on the phase's
+// generation (a futex on Linux): with a mutex and condition variable, every phase woke hundreds of
+// threads into a convoy on the mutex, which made a 256^3 matmul take ten seconds on two cores.
+// The timeout lives in the launching thread's watchdog (`supervise`), which is idle anyway.
 class Launch {
  public:
-  Launch(int threads, double timeout_s)
-      : threads_(threads), timeout_(std::chrono::duration<double>(timeout_s)), timeout_s_(timeout_s) {}
+  Launch(int threads, double timeout_s) : threads_(threads), timeout_s_(timeout_s) {}
 
   void arrive(Arrival arrival, Group group) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (failed_) return;
-    ++arrived_;
-    if (arrival == Arrival::from_barrier) ++arrived_from_barrier_;
-    if (arrived_ == threads_) {
-      if (arrived_from_barrier_ != 0 && arrived_from_barrier_ != threads_) fail_divergent(group);
-      arrived_ = arrived_from_barrier_ = 0;
-      ++generation_;
-      phase_done_.notify_all();
+    if (failed_.load(std::memory_order_acquire)) return;
+    const unsigned generation = generation_.load(std::memory_order_acquire);
+    if (arrival == Arrival::from_barrier) arrived_from_barrier_.fetch_add(1, std::memory_order_relaxed);
+    phase_group_.store(pack(group), std::memory_order_relaxed);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      const int from_barrier = arrived_from_barrier_.load(std::memory_order_relaxed);
+      arrived_.store(0, std::memory_order_relaxed);
+      arrived_from_barrier_.store(0, std::memory_order_relaxed);
+      if (from_barrier != 0 && from_barrier != threads_) fail_divergent(group, from_barrier);
+      next_phase();
       return;
     }
-    const unsigned long generation = generation_;
-    const bool released =
-        phase_done_.wait_for(lock, timeout_, [&] { return generation_ != generation || failed_; });
-    if (!released) fail_deadlocked(group);
+    while (generation_.load(std::memory_order_acquire) == generation && !failed()) generation_.wait(generation);
   }
 
   void misaligned(const void* address, unsigned long bytes) {
@@ -75,14 +78,16 @@ class Launch {
   }
 
   void fail(const std::string& message) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fail_locked(message);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!failed_.load()) error_ = message;
+      failed_.store(true, std::memory_order_release);
+      all_finished_.notify_all();
+    }
+    next_phase();  // releases every waiter; from now on barriers return at once
   }
 
-  bool failed() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return failed_;
-  }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
 
   void thread_finished() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -90,43 +95,76 @@ class Launch {
     all_finished_.notify_all();
   }
 
-  // Waits until every thread has finished; false when the launch failed and some threads still
-  // had not finished a timeout later (they cannot be stopped, only abandoned).
-  bool wait_for_threads(int started) {
+  // Waits until `started` threads have finished, failing the launch as a deadlock when a phase has
+  // waiters but makes no progress for the timeout. Returns false when the launch failed and some
+  // threads still had not finished a timeout later (they cannot be stopped, only abandoned).
+  bool supervise(int started) {
+    using clock = std::chrono::steady_clock;
+    const auto timeout = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s_));
+    const auto poll = std::min<clock::duration>(timeout / 10, std::chrono::milliseconds(50));
+    unsigned watched_generation = generation_.load();
+    auto progress_at = clock::now();
+    auto failed_at = clock::time_point::max();
     std::unique_lock<std::mutex> lock(mutex_);
-    all_finished_.wait(lock, [&] { return finished_ == started || failed_; });
-    return all_finished_.wait_for(lock, timeout_, [&] { return finished_ == started; });
+    while (finished_ < started) {
+      all_finished_.wait_for(lock, poll);
+      const auto now = clock::now();
+      if (failed()) {
+        failed_at = std::min(failed_at, now);
+        if (finished_ < started && now - failed_at >= timeout) return false;
+        continue;
+      }
+      const unsigned generation = generation_.load();
+      const int waiting = arrived_.load();
+      if (generation != watched_generation || waiting == 0) {
+        watched_generation = generation;
+        progress_at = now;
+      } else if (now - progress_at >= timeout) {
+        lock.unlock();
+        fail(deadlock_message(waiting));
+        lock.lock();
+      }
+    }
+    return true;
   }
 
   std::string error() {
     std::lock_guard<std::mutex> lock(mutex_);
-    return failed_ ? error_ : misaligned_message_;
+    return failed() ? error_ : misaligned_message_;
   }
 
  private:
-  void fail_locked(const std::string& message) {
-    if (!failed_) error_ = message;
-    failed_ = true;
-    phase_done_.notify_all();
-    all_finished_.notify_all();
+  void next_phase() {
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.notify_all();
   }
 
-  void fail_divergent(Group group) {
-    fail_locked("threads of threadgroup " + format(group) +
-                " disagree on the number of threadgroup_barrier calls: " +
-                std::to_string(arrived_from_barrier_) + " of " + std::to_string(threads_) +
-                " threads called threadgroup_barrier while the others had returned from the kernel "
-                "(a barrier inside thread-dependent control flow? every thread of a threadgroup must "
-                "reach the same barriers)");
+  void fail_divergent(Group group, int from_barrier) {
+    fail("threads of threadgroup " + format(group) + " disagree on the number of threadgroup_barrier calls: " +
+         std::to_string(from_barrier) + " of " + std::to_string(threads_) +
+         " threads called threadgroup_barrier while the others had returned from the kernel "
+         "(a barrier inside thread-dependent control flow? every thread of a threadgroup must "
+         "reach the same barriers)");
   }
 
-  void fail_deadlocked(Group group) {
+  std::string deadlock_message(int waiting) const {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", timeout_s_);
-    fail_locked("deadlock: not all " + std::to_string(threads_) + " threads of threadgroup " +
-                format(group) + " reached threadgroup_barrier within " + seconds + " s (" +
-                std::to_string(arrived_) + " arrived; a barrier inside thread-dependent control flow, "
-                "or a thread waiting for another?)");
+    return "deadlock: not all " + std::to_string(threads_) + " threads of threadgroup " +
+           format(unpack(phase_group_.load())) + " reached threadgroup_barrier within " + seconds + " s (" +
+           std::to_string(waiting) +
+           " arrived; a barrier inside thread-dependent control flow, or a thread waiting for another?)";
+  }
+
+  static unsigned long long pack(Group group) {
+    return (static_cast<unsigned long long>(group.z) << 42) | (static_cast<unsigned long long>(group.y) << 21) |
+           group.x;
+  }
+
+  static Group unpack(unsigned long long packed) {
+    const unsigned long long mask = (1ull << 21) - 1;
+    return {static_cast<unsigned>(packed & mask), static_cast<unsigned>(packed >> 21 & mask),
+            static_cast<unsigned>(packed >> 42)};
   }
 
   static std::string format(Group group) {
@@ -140,17 +178,16 @@ class Launch {
     return text;
   }
 
-  std::mutex mutex_;
-  std::condition_variable phase_done_;
-  std::condition_variable all_finished_;
   const int threads_;
-  const std::chrono::duration<double> timeout_;
   const double timeout_s_;
-  int arrived_ = 0;
-  int arrived_from_barrier_ = 0;
-  unsigned long generation_ = 0;
+  std::atomic<unsigned> generation_{0};
+  std::atomic<int> arrived_{0};
+  std::atomic<int> arrived_from_barrier_{0};
+  std::atomic<unsigned long long> phase_group_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  std::condition_variable all_finished_;
   int finished_ = 0;
-  bool failed_ = false;
   std::string error_;
   std::string misaligned_message_;
 };
@@ -224,7 +261,7 @@ extern "C" TIR_SIM_EXPORT int tir_sim_launch(KernelWrapper kernel, void** args, 
     launch->fail("could not start " + std::to_string(threads) + " host threads for one threadgroup (" +
                  e.what() + "); lower the threads per threadgroup or raise the process's thread limit");
   }
-  const bool all_finished = launch->wait_for_threads(static_cast<int>(pool.size()));
+  const bool all_finished = launch->supervise(static_cast<int>(pool.size()));
   for (std::thread& thread : pool) {
     if (all_finished)
       thread.join();
