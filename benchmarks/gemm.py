@@ -111,22 +111,30 @@ def run(target: str, n: int) -> list[tuple[str, float]]:
         check(c, a, b, name)
         seconds = module.benchmark("main", a, b, c, repeat=7).seconds
         rows.append((name, seconds))
-        print(f"  {n}^3 {name:<24} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e9:10.1f} GFLOPS", flush=True)
+        print(
+            f"  {n}^3 {name:<24} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e9:10.1f} GFLOPS", flush=True
+        )
         device = module.device_name
     if target == "c":
         anchors = {"numpy": median_seconds(lambda: a @ b)}
     else:
         anchors = gpu_anchors(a, b)
     for name, seconds in anchors.items():
-        print(f"  {n}^3 {name:<24} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e9:10.1f} GFLOPS", flush=True)
+        print(
+            f"  {n}^3 {name:<24} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e9:10.1f} GFLOPS", flush=True
+        )
     print(f"  device: {device}")
     return rows, anchors
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--target", default="c", help="c or cuda (Metal needs a Mac: build(mod, 'metal'))")
-    parser.add_argument("--sizes", default=None, help="comma-separated n for n^3 (default: c 1024, cuda 1024,4096)")
+    parser.add_argument(
+        "--sizes", default=None, help="comma-separated n for n^3 (default: c 1024, cuda 1024,4096)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in (args.sizes or ("1024" if args.target == "c" else "1024,4096")).split(",")]
     summary = []
@@ -136,7 +144,9 @@ def main() -> None:
     print("\nratios (ours / anchor, higher is better):")
     for n, rows, anchors in summary:
         for name, seconds in rows:
-            ratios = ", ".join(f"{seconds_a / seconds:.2f}x {anchor}" for anchor, seconds_a in anchors.items())
+            ratios = ", ".join(
+                f"{seconds_a / seconds:.2f}x {anchor}" for anchor, seconds_a in anchors.items()
+            )
             print(f"  {n}^3 {name:<24} {ratios}")
 
 

@@ -20,7 +20,9 @@ CONFIGS = [
 
 @triton.autotune(configs=CONFIGS, key=["M", "N", "K"])
 @triton.jit
-def _matmul_kernel(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+def _matmul_kernel(
+    a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr
+):
     pid = tl.program_id(0)
     tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
     group = pid // (GROUP * tiles_n)

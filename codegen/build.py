@@ -31,7 +31,11 @@ from .pipeline import Dump, lower_for_target
 from .program import BufferSpec, CompiledFunction
 from .target import Target
 
-PRINTERS = {"c": (CPrinter, c_prelude), "cuda": (CUDAPrinter, cuda_prelude), "metal": (MetalPrinter, metal_prelude)}
+PRINTERS = {
+    "c": (CPrinter, c_prelude),
+    "cuda": (CUDAPrinter, cuda_prelude),
+    "metal": (MetalPrinter, metal_prelude),
+}
 DEVICES = {"c": ("cpu",), "cuda": ("gpu",), "metal": ("gpu", "sim")}
 
 
@@ -131,7 +135,9 @@ def _check_device(target: Target, device: str | None) -> str:
     return device
 
 
-def _loader(target: Target, device: str, source: str, functions: list[CompiledFunction]) -> Callable[[], object]:
+def _loader(
+    target: Target, device: str, source: str, functions: list[CompiledFunction]
+) -> Callable[[], object]:
     def load():
         if target.kind == "c":
             from .c.runtime import load as load_c

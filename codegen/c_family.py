@@ -278,7 +278,9 @@ class CFamilyPrinter:
         lanes = _dt.lanes_of(store.value.dtype)
         (index,) = store.indices
         if lanes == 1:
-            self.emit(f"{self.name_of(store.buffer)}[{self.expr(index).text}] = {self.expr(store.value).text};")
+            self.emit(
+                f"{self.name_of(store.buffer)}[{self.expr(index).text}] = {self.expr(store.value).text};"
+            )
             return
         if self.is_contiguous_aligned(store.buffer, index) and self.vector_native(store.value):
             target = self.vector_pointer(store.buffer, index.base, store.value.dtype)
@@ -320,7 +322,9 @@ class CFamilyPrinter:
 
     def vector_pointer(self, buffer: Buffer, base: PrimExpr, dtype: str) -> str:
         base_text = self.expr(base)
-        address = self.name_of(buffer) if _is_int(base, 0) else f"{self.name_of(buffer)} + {base_text.at(ADD)}"
+        address = (
+            self.name_of(buffer) if _is_int(base, 0) else f"{self.name_of(buffer)} + {base_text.at(ADD)}"
+        )
         return f"({self.pointer_cast(buffer, dtype)})({address})"
 
     def pointer_cast(self, buffer: Buffer, dtype: str) -> str:

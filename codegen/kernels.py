@@ -52,10 +52,14 @@ class DeviceKernel:
         return tuple(self.extents.get(f"threadIdx.{axis}", 1) for axis in "xyz")
 
     def launch(self) -> KernelLaunch:
-        return KernelLaunch(self.name, self.grid, self.block, tuple(p.name for p in self.params), self.shared_bytes)
+        return KernelLaunch(
+            self.name, self.grid, self.block, tuple(p.name for p in self.params), self.shared_bytes
+        )
 
 
-def split_device_kernels(func: PrimFunc, target: Target, name: str) -> tuple[list[DeviceKernel], list[Buffer]]:
+def split_device_kernels(
+    func: PrimFunc, target: Target, name: str
+) -> tuple[list[DeviceKernel], list[Buffer]]:
     """The kernels of lowered ``func`` in launch order, and the global workspaces the host allocates."""
     workspaces: list[Buffer] = []
     nests: list[Stmt] = []
@@ -182,4 +186,3 @@ def check_dtypes(func: PrimFunc, target: Target, where: str) -> None:
                 f"{where} uses {dtype}, which the {target.kind} target does not have "
                 f"(it has {', '.join(sorted(target.dtypes))}); cast to a supported type"
             )
-

@@ -47,7 +47,9 @@ def lane(expr: PrimExpr, index: int) -> PrimExpr:
     if isinstance(expr, Not):
         return Not(lane(expr.a, index))
     if isinstance(expr, Select):
-        return Select(lane(expr.condition, index), lane(expr.true_value, index), lane(expr.false_value, index))
+        return Select(
+            lane(expr.condition, index), lane(expr.true_value, index), lane(expr.false_value, index)
+        )
     if isinstance(expr, Cast):
         return Cast(_dt.element_of(expr.dtype), lane(expr.value, index))
     if isinstance(expr, Call):

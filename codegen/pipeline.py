@@ -13,7 +13,8 @@ GPU (CUDA, Metal)::
     unify_thread_binding       one variable per thread tag per kernel, extents checked
     lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
     vectorize_loop             float4 loads/stores where contiguous, scalar code otherwise
-    unroll_loop                explicit unrolling of unroll loops and auto-unroll regions
+    unroll_loop                explicit unrolling of unroll loops and auto-unroll regions;
+                               #pragma unroll on small serial nests (registers for local arrays)
     simplify                   fold what unrolling exposed
 
 C: the same without the GPU-only passes: thread-bound loops stay separate loops that
@@ -37,6 +38,9 @@ from tir.transform.vectorize_loop import vectorize_loop
 
 from .target import Target
 
+# Loop nests running at most this many statements get `#pragma unroll` on GPUs (unroll_loop).
+GPU_PRAGMA_UNROLL_STEPS = 1024
+
 Dump = Callable[[str, PrimFunc], None]
 Pass = Callable[[PrimFunc], PrimFunc]
 
@@ -51,7 +55,7 @@ def gpu_passes(target: Target) -> list[tuple[str, Pass]]:
         ("unify_thread_binding", unify_thread_binding),
         *((p.__name__, p) for p in LOWERING_PASSES),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
-        ("unroll_loop", unroll_loop),
+        ("unroll_loop", lambda f: unroll_loop(f, pragma_max_steps=GPU_PRAGMA_UNROLL_STEPS)),
         ("simplify", simplify),
     ]
 

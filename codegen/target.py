@@ -61,7 +61,9 @@ class Target:
             raise TargetError(f"empty or invalid target {spec!r}; expected one of {', '.join(KINDS)}")
         kind = ALIASES.get(words[0].lower(), words[0].lower())
         if kind not in KINDS:
-            raise TargetError(f"unknown target {words[0]!r}; expected one of {', '.join(KINDS)} (e.g. 'cuda')")
+            raise TargetError(
+                f"unknown target {words[0]!r}; expected one of {', '.join(KINDS)} (e.g. 'cuda')"
+            )
         target = _DEFAULTS[kind]
         for option in words[1:]:
             target = _apply_option(target, option)

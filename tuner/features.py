@@ -80,7 +80,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "num_kernels",  # GPU kernels launched (the host code counts as one when it stores)
     "max_loop_depth",  # deepest loop nest around a store
     "log_innermost_extent",  # innermost loop extent around the main store
-    "log_work_per_thread",  # executions of the main store by one thread (or the host)
+    "log_work_per_thread",  # executions of the main store by one thread or CPU parallel iteration
     "vector_lanes",  # widest access: dtype lanes times enclosing vectorized extents
     "vectorized_fraction",  # share of global and shared bytes moved by vector accesses
     "log_unrolled_extent",  # largest product of unroll loop extents around a store
@@ -112,7 +112,7 @@ UNROLL_ANNOTATION_KEYS = (
     "meta_schedule.unroll_explicit",
     "meta_schedule.unroll_implicit",
 )
-# Passes of the target pipeline that the features look before; see the module docstring.
+# The pass of the target pipeline that the features stop before (see the module docstring).
 _FIRST_CODEGEN_PASS = "vectorize_loop"
 _CPU_INNER_LANES = 16
 _GPU_SECTOR_BYTES = 32
@@ -135,8 +135,7 @@ def extract_features(
     unroll_step = _annotated_unroll_step(func.body)
     if isinstance(func.body, BlockRealize):
         func = lower_for_features(func, target)
-    walker = _FeatureWalker(target)
-    walker.unroll_step = unroll_step
+    walker = _FeatureWalker(target, unroll_step)
     walker.stmt(func.body)
     return walker.vector(flops)
 
@@ -167,7 +166,8 @@ def _feature_passes(target: Target) -> list[tuple[str, Callable[[PrimFunc], Prim
 
 
 def _annotated_unroll_step(stmt: Stmt) -> int:
-    """The largest auto-unroll annotation on a loop or block (lowering drops block annotations)."""
+    """The largest auto-unroll annotation on a loop or block, read before lowering because
+    lowering drops block annotations."""
     steps = [0]
 
     def visit(node: Stmt | None) -> None:
@@ -320,6 +320,11 @@ def _flat_address(buffer: Buffer, indices: tuple[PrimExpr, ...], env: dict[Var, 
 # ---------------------------------------------------------------- the walk
 
 
+def _runs_serially(tag: str | None, kind: ForKind) -> bool:
+    """Whether one thread (one parallel worker on the CPU) runs every iteration of the loop."""
+    return kind is not ForKind.PARALLEL if tag is None else tag.startswith("vthread")
+
+
 @dataclass
 class _Loop:
     var: Var
@@ -366,13 +371,14 @@ class _WeightedMean:
 class _FeatureWalker:
     """One pass over lowered IR, keeping the loop stack and the trip counts it implies."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, unroll_step: int):
         self.target = target
+        self.unroll_step = unroll_step
         self.analyzer = Analyzer()
         self.loops: list[_Loop] = []
         self.active_tags: dict[str, int] = {}
         self.trips = 1.0  # executions of the current statement in the whole launch
-        self.thread_trips = 1.0  # ... by one thread (one host run on the CPU)
+        self.thread_trips = 1.0  # ... by one GPU thread or one iteration of the CPU's parallel loops
         self.predicated = 0
         self.host = _Kernel()
         self.kernel = self.host
@@ -383,7 +389,6 @@ class _FeatureWalker:
         self.max_lanes = 1
         self.max_depth = 0
         self.max_unrolled = 1
-        self.unroll_step = 0
         self.parallel_extent = 1
         self.main_store: tuple[float, float] = (-1.0, -1.0)
         self.innermost_extent = 1
@@ -423,9 +428,6 @@ class _FeatureWalker:
     def _for(self, loop: For) -> None:
         extent = _int_extent(loop.extent, self.analyzer)
         self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
-        self.unroll_step = max(
-            self.unroll_step, *(_unroll_value(loop.annotations.get(k)) for k in UNROLL_ANNOTATION_KEYS)
-        )
         tag = loop.thread_tag if loop.kind is ForKind.THREAD_BINDING else None
         saved = (self.trips, self.thread_trips, self.kernel)
         opens_kernel = tag is not None and not tag.startswith("vthread") and self.kernel is self.host
@@ -448,7 +450,7 @@ class _FeatureWalker:
 
     def _enter_trips(self, tag: str | None, extent: int, kind: ForKind) -> None:
         self.trips *= extent
-        if tag is None or tag.startswith("vthread"):
+        if _runs_serially(tag, kind):
             self.thread_trips *= extent
         if tag is None:
             if kind is ForKind.PARALLEL:
@@ -493,7 +495,7 @@ class _FeatureWalker:
         for frame in self.loops:
             if frame.var in variables and frame.extent > 1:
                 self.trips /= frame.extent
-                if frame.tag is None or frame.tag.startswith("vthread"):
+                if _runs_serially(frame.tag, frame.kind):
                     self.thread_trips /= frame.extent
 
     def _let(self, node: LetStmt) -> None:

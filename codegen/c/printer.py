@@ -65,7 +65,11 @@ class CPrinter(CFamilyPrinter):
         buffer = node.buffer
         shape = buffer.static_shape()
         size = math.prod(shape) if shape is not None else None
-        if size is not None and buffer.scope != "global" and size * _dt.bytes_of(buffer.dtype) <= STACK_LIMIT_BYTES:
+        if (
+            size is not None
+            and buffer.scope != "global"
+            and size * _dt.bytes_of(buffer.dtype) <= STACK_LIMIT_BYTES
+        ):
             super().stmt_Allocate(node)
             return
         count = self.expr(_product(buffer)).at(MUL) if size is None else str(size)
@@ -106,6 +110,7 @@ def c_prelude(needs: set[str]) -> str:
             ctype = CFamilyPrinter.types[element]
             name = CPrinter.vector_types[dtype]
             size = _dt.bytes_of(dtype)
-            parts.append(f"typedef {ctype} {name} __attribute__((vector_size({size}), aligned({size // lanes})));")
+            parts.append(
+                f"typedef {ctype} {name} __attribute__((vector_size({size}), aligned({size // lanes})));"
+            )
     return "\n".join([*parts, *integer_helpers(needs, "static inline")])
-

@@ -86,7 +86,7 @@ class CModule:
                 f"the compiled library {self.library_path} has no symbol {function.entry!r} for function "
                 f"{function.name!r}; the generated source and the function descriptions disagree"
             ) from None
-        entry.argtypes = [ctypes.c_void_p] * len(function.params)
+        entry.argtypes = [_SCALAR_CTYPES[p.dtype] if p.scalar else ctypes.c_void_p for p in function.params]
         entry.restype = None
         return entry
 
@@ -103,13 +103,34 @@ class CModule:
             self._set_num_threads(int(requested))
 
 
+_SCALAR_CTYPES = {
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+    "int8": ctypes.c_int8,
+    "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32,
+    "uint64": ctypes.c_uint64,
+    "bool": ctypes.c_bool,
+}
+
+
 @contextmanager
 def _pointers(function: CompiledFunction, arrays: Sequence[np.ndarray]) -> Iterator[list[ctypes.c_void_p]]:
     """Data pointers of C-contiguous versions of ``arrays``; written copies go back to the originals."""
-    contiguous = [_contiguous(spec, array, function.name) for spec, array in zip(function.params, arrays)]
-    yield [ctypes.c_void_p(array.ctypes.data) for array in contiguous]
+    contiguous = [
+        array if spec.scalar else _contiguous(spec, array, function.name)
+        for spec, array in zip(function.params, arrays)
+    ]
+    yield [
+        _SCALAR_CTYPES[spec.dtype](array) if spec.scalar else ctypes.c_void_p(array.ctypes.data)
+        for spec, array in zip(function.params, contiguous)
+    ]
     for spec, original, used in zip(function.params, arrays, contiguous):
-        if spec.written and used is not original:
+        if spec.written and not spec.scalar and used is not original:
             np.copyto(original, used)
 
 

@@ -106,6 +106,9 @@ class CudaModule:
         cupy = self._cupy
         buffers, copy_back = {}, []
         for spec, array in zip(function.params, arrays):
+            if spec.scalar:
+                buffers[spec.name] = np.dtype(spec.numpy_dtype).type(array)
+                continue
             if isinstance(array, cupy.ndarray):
                 device = array if array.flags.c_contiguous else cupy.ascontiguousarray(array)
             else:

@@ -22,7 +22,9 @@ def axpy64(A: T.Buffer((64,), "float64"), B: T.Buffer((64,), "float64")):
 
 
 def test_dtype_the_target_lacks():
-    with pytest.raises(BuildError, match=r"function axpy64 uses float64, which the metal target does not have"):
+    with pytest.raises(
+        BuildError, match=r"function axpy64 uses float64, which the metal target does not have"
+    ):
         generate_source(axpy64, "metal")
 
 
@@ -58,7 +60,9 @@ def big_shared_matmul(tile: int):
 def test_kernel_over_threadgroup_memory_names_the_limit():
     # A_shared holds tile rows x 256 floats: 64 rows = 64 KiB, over Metal's 32 KiB and CUDA's 48 KiB
     for target, limit in (("metal", "32768"), ("cuda", "49152")):
-        with pytest.raises(BuildError, match=rf"kernel main_kernel0 declares 65536 bytes .* limit of {limit}"):
+        with pytest.raises(
+            BuildError, match=rf"kernel main_kernel0 declares 65536 bytes .* limit of {limit}"
+        ):
             generate_source(big_shared_matmul(64), target)
     generate_source(big_shared_matmul(16), "metal")
 
@@ -113,7 +117,9 @@ def test_wrong_arguments_are_refused_before_running():
     a = np.ones(256, "float32")
     with pytest.raises(TypeError, match=r"main takes 3 arrays \(A, B, C\); got 2"):
         module["main"](a, a)
-    with pytest.raises(ValueError, match=r"argument 2 \(C\) must be a float32 array of shape \(256,\); got float64"):
+    with pytest.raises(
+        ValueError, match=r"argument 2 \(C\) must be a float32 array of shape \(256,\); got float64"
+    ):
         module["main"](a, a, np.ones(256))
 
 

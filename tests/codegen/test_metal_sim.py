@@ -7,6 +7,7 @@ the failures a user can meet: a compile error pointing at the MSL line, a
 deadlock, barriers that threads of one threadgroup disagree on, a misaligned
 vector access, and timing, which the simulator refuses.
 """
+# ruff: noqa: E501  (the MSL sources are spelled as the printer emits them, one statement per line)
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import numpy as np
 import pytest
 
 from codegen.errors import CompileError, LaunchError
-from codegen.metal.sim import SimulatorError, load
-from codegen.metal.sim import simulator
+from codegen.metal.sim import SimulatorError, load, simulator
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
 from codegen.target import Target
 
@@ -139,12 +139,24 @@ kernel void staged_kernel1(device float* W [[buffer(0)]],
 }}
 """
 
+# Scalar parameters arrive as `constant T&` bound at their buffer index.
+SCALE = f"""kernel void scale_kernel0(device float* A [[buffer(0)]],
+    device float* B [[buffer(1)]],
+    constant float& alpha [[buffer(2)]],
+    constant int& offset [[buffer(3)]],
+    {KERNEL_INDICES}) {{
+  B[threadIdx.x] = ((A[threadIdx.x] * alpha) + ((float)offset));
+}}
+"""
+
 PRELUDE = "#include <metal_stdlib>\nusing namespace metal;\n\n"
-NUMERIC_SOURCE = PRELUDE + "\n".join([WINDOW_SUM, MATMUL, ELEMENTWISE, MATH, WORKSPACE])
+NUMERIC_SOURCE = PRELUDE + "\n".join([WINDOW_SUM, MATMUL, ELEMENTWISE, MATH, WORKSPACE, SCALE])
 
 
 def function(name: str, params, launches, workspaces=()) -> CompiledFunction:
-    return CompiledFunction(name, tuple(params), flops=1, launches=tuple(launches), workspaces=tuple(workspaces))
+    return CompiledFunction(
+        name, tuple(params), flops=1, launches=tuple(launches), workspaces=tuple(workspaces)
+    )
 
 
 def read(name: str, dtype: str, *shape: int) -> BufferSpec:
@@ -189,6 +201,16 @@ NUMERIC_FUNCTIONS = [
         [kernel("staged_kernel0", (2,), (128,), "A", "W"), kernel("staged_kernel1", (2,), (128,), "W", "B")],
         workspaces=[BufferSpec("W", "float32", (256,))],
     ),
+    function(
+        "scale",
+        [
+            read("A", "float32", 32),
+            BufferSpec("B", "float32", (32,)),
+            BufferSpec("alpha", "float32", (), written=False, scalar=True),
+            BufferSpec("offset", "int32", (), written=False, scalar=True),
+        ],
+        [kernel("scale_kernel0", (1,), (32,), "A", "B", "alpha", "offset")],
+    ),
 ]
 
 
@@ -200,6 +222,22 @@ def numeric():
 @pytest.fixture
 def rng():
     return np.random.default_rng(2024)
+
+
+def test_only_threadgroup_declarations_become_statics():
+    lines = [
+        "  threadgroup float A_shared[130];",
+        "    threadgroup half4 tile[8];",
+        "  threadgroup float* row = A_shared + 4;",
+        "  threadgroup_barrier(mem_flags::mem_threadgroup);",
+        "  *(threadgroup float4*)(A_shared + 4) = v;",
+    ]
+    unit = simulator.host_translation_unit("\n".join(lines), []).splitlines()
+    assert unit[1:6] == [
+        "  alignas(16) static float A_shared[130];",
+        "    alignas(16) static half4 tile[8];",
+        *lines[2:],
+    ]
 
 
 def test_device_name_names_the_simulator_and_compiler(numeric):
@@ -245,7 +283,9 @@ def test_math_functions_and_vector_arithmetic(numeric, rng):
     assert np.all(np.isposinf(f[:, 19]))
     h = x.astype(np.float16)
     u = np.stack([h, h + np.float16(1), np.sqrt(h), np.tanh(h)], axis=1)
-    expected = np.concatenate([u[:, :3] * u[:, :3] + np.float16(0.5), np.maximum(np.exp(h), 2)[:, None]], axis=1)
+    expected = np.concatenate(
+        [u[:, :3] * u[:, :3] + np.float16(0.5), np.maximum(np.exp(h), 2)[:, None]], axis=1
+    )
     np.testing.assert_allclose(g.astype(np.float32), expected.astype(np.float32), rtol=4e-3, atol=4e-3)
 
 
@@ -256,6 +296,13 @@ def test_workspace_survives_between_launches_and_strided_output_is_copied_back(n
     w = 2 * a + 1
     np.testing.assert_allclose(out[::2], w[::-1] * w, rtol=1e-6)
     assert not out[1::2].any()
+
+
+def test_scalar_parameters_are_passed_by_value(numeric, rng):
+    a = rng.standard_normal(32, dtype=np.float32)
+    b = np.zeros(32, np.float32)
+    numeric.run("scale", [a, b, 1.5, np.int32(-3)])
+    np.testing.assert_allclose(b, a * 1.5 - 3, rtol=1e-6)
 
 
 def test_cached_module_loads_without_compiling(numeric, monkeypatch):
@@ -386,7 +433,9 @@ def test_barrier_count_disagreement_is_reported_at_once(faulty, name):
 
 def test_deadlock_is_reported_after_the_timeout(faulty):
     start = time.monotonic()
-    with pytest.raises(LaunchError, match=r"spin_kernel0.*deadlock: not all 8 threads of threadgroup \(0,0,0\)"):
+    with pytest.raises(
+        LaunchError, match=r"spin_kernel0.*deadlock: not all 8 threads of threadgroup \(0,0,0\)"
+    ):
         faulty.run("spin", [np.zeros(8, np.int32)])
     assert 0.5 <= time.monotonic() - start < 5
 

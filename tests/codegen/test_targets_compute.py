@@ -18,7 +18,7 @@ from tests.fixtures.programs import FIXTURES
 
 RUNNABLE = [f for f in FIXTURES if f.executable]
 # Metal has no float64 (checked in test_bad_input.py); everything else runs everywhere.
-UNSUPPORTED = {("metal", "axpy_float64"), ("cuda", "add_float16")}
+UNSUPPORTED = {("metal", "axpy_float64")}
 TARGETS = {"c": ("c", None), "metal-sim": ("metal", "sim")}
 
 
@@ -30,7 +30,9 @@ def check_fixture(fixture, target: str, device: str | None) -> None:
     module[fixture.func.name](*arrays)
     for output, value in zip(fixture.outputs, expected):
         tolerance = 1e-2 if arrays[output].dtype == np.float16 else 1e-4
-        np.testing.assert_allclose(arrays[output], value, rtol=tolerance, atol=tolerance, err_msg=fixture.name)
+        np.testing.assert_allclose(
+            arrays[output], value, rtol=tolerance, atol=tolerance, err_msg=fixture.name
+        )
 
 
 @pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.name)

@@ -244,6 +244,8 @@ def test_cpu_loop_kinds():
     assert features["log_unrolled_extent"] == pytest.approx(log2p(4))
     assert features["log_auto_unroll_max_step"] == pytest.approx(log2p(64))
     assert features["log_innermost_extent"] == pytest.approx(log2p(8))
+    # Each iteration of the parallel i loop runs 64 * 64 multiply-adds.
+    assert features["log_work_per_thread"] == pytest.approx(log2p(64 * 64))
     assert features["log_threads_per_group"] == pytest.approx(log2p(1))
     assert features["num_kernels"] == 1
 
@@ -260,6 +262,7 @@ def test_cpu_naive_matmul_memory():
         (1 + 1 / 16 + 1 + 1 + init) / (4 + init)
     )
     assert features["max_loop_depth"] == 3
+    assert features["log_work_per_thread"] == pytest.approx(log2p(64**3))
 
 
 # ---------------------------------------------------------------- speed

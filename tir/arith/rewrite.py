@@ -149,9 +149,40 @@ def _compare(simp: Simplifier, e: CmpOp) -> PrimExpr:
         decided = _decide(simp, type(e), a, b)
         if decided is not None:
             return decided
+        if isinstance(e, EQ) and isinstance(b, IntImm) and b.value == 0:
+            split = _zero_sum(simp, a)
+            if split is not None:
+                return split
     if a is e.a and b is e.b:
         return e
     return _CMP_BUILDERS[type(e)](a, b)
+
+
+def _zero_sum(simp: Simplifier, total: PrimExpr) -> PrimExpr | None:
+    """``k_0 * 8 + k_1 == 0`` as ``k_0 == 0 and k_1 == 0`` when every term is non-negative.
+
+    A reduction's init condition takes this form after its loop is split; once a
+    code generator unrolls the inner loop, each copy's test folds to a constant.
+    """
+    terms: list[PrimExpr] = []
+    stack = [total]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Add):
+            stack.extend((node.b, node.a))
+        else:
+            terms.append(node)
+    if len(terms) < 2 or any(simp.analyzer.const_int_bound(t).min_value < 0 for t in terms):
+        return None
+    parts = []
+    for term in terms:
+        if isinstance(term, Mul) and isinstance(term.b, IntImm) and term.b.value > 0:
+            term = term.a
+        parts.append(_op.eq(term, IntImm(0, term.dtype)))
+    condition = parts[0]
+    for part in parts[1:]:
+        condition = _op.logical_and(condition, part)
+    return condition
 
 
 def _decide(simp: Simplifier, kind: type, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:

@@ -155,4 +155,6 @@ class _Guard(Mutator):
     def visit_BlockRealize(self, realize: BlockRealize) -> BlockRealize:
         predicate = realize.predicate
         is_true = isinstance(predicate, IntImm) and predicate.value == 1
-        return replace(realize, predicate=self.condition if is_true else _op.logical_and(predicate, self.condition))
+        return replace(
+            realize, predicate=self.condition if is_true else _op.logical_and(predicate, self.condition)
+        )

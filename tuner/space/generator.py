@@ -87,7 +87,7 @@ class SpaceGenerator:
             sch = Schedule(mod, seed=seeds.randrange(1 << 31))
             try:
                 self._apply_rules(sch, fallback)
-                check_limits(sch.mod, self.target)
+                check_limits(sch.mod, self.target, memory=False)
             except _RuleFailed as failed:
                 fallback[failed.block] = FALLBACK[failed.kind]
                 continue
@@ -130,7 +130,8 @@ class SpaceGenerator:
             decision = _mutated_decision(trace.insts[index], rng)
             try:
                 sch = self.replay(trace, mod, {index: decision})
-                check_limits(sch.mod, self.target)
+                # A new tiling can outgrow the memory limits; other decisions leave the buffers as they were.
+                check_limits(sch.mod, self.target, memory=trace.insts[index].kind == "sample_perfect_tile")
             except (ScheduleError, SpaceError):
                 continue
             return sch

@@ -49,15 +49,23 @@ def kernels(func: PrimFunc) -> list[Stmt]:
     return list(body.seq) if isinstance(body, SeqStmt) else [body]
 
 
-def check_limits(mod: IRModule | PrimFunc, target: Target) -> None:
-    """Raise ``SpaceError`` naming the first limit of ``target`` (or of the space) that ``mod`` breaks."""
+def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) -> None:
+    """Raise ``SpaceError`` naming the first limit of ``target`` (or of the space) that ``mod`` breaks.
+
+    ``memory=False`` checks the threads only, skipping the buffer compaction that measuring
+    shared and local memory needs (most of the cost): for candidates whose tiles were drawn
+    within the memory limits, as ``SpaceGenerator.sample`` draws them."""
     func = main_func(mod)
-    planned = compact_buffer_allocation(plan_buffer_allocation(func))
-    for number, kernel in enumerate(kernels(planned)):
-        if target.is_gpu:
+    if target.is_gpu:
+        for number, kernel in enumerate(kernels(func)):
             _check_threads(kernel, number, target)
+    if not memory:
+        return
+    planned = compact_buffer_allocation(plan_buffer_allocation(func))
+    if target.is_gpu:
+        for number, kernel in enumerate(kernels(planned)):
             _check_shared_memory(kernel, number, target)
-        _check_local_arrays(kernel, number, target)
+    _check_local_arrays(planned, target)
 
 
 def _thread_extents(kernel) -> dict[str, set[int]]:
@@ -125,13 +133,13 @@ def _check_shared_memory(kernel, number: int, target: Target) -> None:
         )
 
 
-def _check_local_arrays(kernel, number: int, target: Target) -> None:
+def _check_local_arrays(func: PrimFunc, target: Target) -> None:
     limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
-    for buffer in _allocated(kernel, "local"):
+    for buffer in _allocated(func.body, "local"):
         size = buffer_bytes(buffer)
         if size is not None and size > limit:
             raise SpaceError(
-                f"kernel {number} keeps a per-thread array {buffer.name} of {size} bytes, above the "
+                f"the per-thread array {buffer.name} takes {size} bytes, above the "
                 f"space's max_local_bytes={limit} for {target.kind} (a tile too large for registers)",
                 limit="max_local_bytes",
             )

@@ -45,8 +45,8 @@ struct Group {
 // after a failure (stuck in a loop that no barrier can end) never touch freed memory.
 //
 // Arrivals are counted with atomics and waiters sleep in std::atomic::wait on the phase's
-// generation (a futex on Linux): with a mutex and condition variable, every phase woke hundreds of
-// threads into a convoy on the mutex, which made a 256^3 matmul take ten seconds on two cores.
+// generation (a futex on Linux). A mutex and condition variable would wake every waiter into a
+// convoy on the mutex at each phase, about three times slower on a 256^3 tiled matmul.
 // The timeout lives in the launching thread's watchdog (`supervise`), which is idle anyway.
 class Launch {
  public:

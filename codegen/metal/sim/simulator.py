@@ -9,7 +9,8 @@ with ``threadgroup `` declares a threadgroup array and its keyword becomes
 threadgroups run one after another; 16-byte aligned like Metal's threadgroup
 allocations). Line numbers are kept, so g++'s messages point at lines of the MSL
 as emitted. A generated ``extern "C"`` wrapper per kernel (its parameter types
-come from the BufferSpec dtypes) and the launcher (``launcher.cpp``, one host
+come from the BufferSpec dtypes; a scalar parameter is passed as the value behind its
+pointer, for the kernel's ``constant T&``) and the launcher (``launcher.cpp``, one host
 thread per lane of a threadgroup with a barrier that detects deadlocks and
 divergent barrier counts) are linked into one shared object, cached under
 ``$TIR_CACHE_DIR/metal_sim`` (default ``~/.cache/tir``) and loaded with ctypes.
@@ -90,8 +91,13 @@ class SimulatorError(LaunchError):
 class SimulatedModule:
     """A module's kernels compiled for the host; ``run`` executes a function's launches in order."""
 
-    def __init__(self, source: str, functions: Sequence[CompiledFunction], library: ctypes.CDLL,
-                 barrier_timeout_s: float):
+    def __init__(
+        self,
+        source: str,
+        functions: Sequence[CompiledFunction],
+        library: ctypes.CDLL,
+        barrier_timeout_s: float,
+    ):
         self.source = source
         self.functions = {function.name: function for function in functions}
         self.device_name = f"Metal host simulator (g++ {compiler_version()})"
@@ -124,7 +130,9 @@ class SimulatedModule:
             raise SimulatorError(f"no function named {name!r} in this module; it has: {known}")
         return self.functions[name]
 
-    def _launch(self, function: CompiledFunction, launch: KernelLaunch, buffers: dict[str, np.ndarray]) -> None:
+    def _launch(
+        self, function: CompiledFunction, launch: KernelLaunch, buffers: dict[str, np.ndarray]
+    ) -> None:
         arrays = [buffers[name] for name in launch.buffers]
         args = (ctypes.c_void_p * max(len(arrays), 1))(*[array.ctypes.data for array in arrays])
         error = ctypes.create_string_buffer(4096)
@@ -146,14 +154,21 @@ class SimulatedModule:
 
 
 class _BoundArray:
-    """A numpy argument as the kernel sees it: itself when C-contiguous, else a copy copied back."""
+    """A numpy argument as the kernel sees it: itself when C-contiguous, else a copy copied back.
+
+    A scalar parameter (a Python or numpy number) becomes a one-element array, which the kernel
+    reads through its ``constant T&`` parameter.
+    """
 
     def __init__(self, spec: BufferSpec, array):
         self.spec = spec
         self.original = array
         self.data = np.ascontiguousarray(array, dtype=spec.numpy_dtype)
         if spec.written and isinstance(array, np.ndarray) and not array.flags.writeable:
-            raise SimulatorError(f"argument {spec.name} is written by the function but its array is read-only")
+            raise SimulatorError(
+                f"argument {spec.name} is written by the function but its array is read-only; "
+                "pass a writable copy"
+            )
 
     def copy_back(self) -> None:
         if self.spec.written and self.data is not self.original:
@@ -201,6 +216,8 @@ def load(
         raise SimulatorError(f"the Metal host simulator runs Metal code; target {target} is not 'metal'")
     if barrier_timeout_s is None:
         barrier_timeout_s = float(os.environ.get(TIMEOUT_ENV, DEFAULT_BARRIER_TIMEOUT_S))
+    if not barrier_timeout_s > 0:
+        raise ValueError(f"barrier_timeout_s must be a positive number of seconds; got {barrier_timeout_s}")
     translation_unit = host_translation_unit(source, functions)
     library = ctypes.CDLL(str(_compiled_library(translation_unit, source)))
     library.tir_sim_launch.restype = ctypes.c_int
@@ -234,23 +251,28 @@ def _kernel_wrappers(functions: Sequence[CompiledFunction]) -> list[str]:
     for function in functions:
         specs = {spec.name: spec for spec in (*function.params, *function.workspaces)}
         for launch in function.launches:
-            arguments = [f"({_msl_type(specs, name, launch)}*)args[{i}]" for i, name in enumerate(launch.buffers)]
+            casts = [_argument(specs, name, launch, i) for i, name in enumerate(launch.buffers)]
+            arguments = ", ".join([*casts, "uint3(bx, by, bz)", "uint3(tx, ty, tz)"])
             wrappers[launch.name] = (
-                f'extern "C" TIR_SIM_EXPORT void tir_sim_{launch.name}(void** args, uint bx, uint by, uint bz, '
-                f"uint tx, uint ty, uint tz) {{\n"
-                f"  {launch.name}({', '.join([*arguments, 'uint3(bx, by, bz)', 'uint3(tx, ty, tz)'])});\n"
+                f'extern "C" TIR_SIM_EXPORT void tir_sim_{launch.name}(void** args, '
+                "uint bx, uint by, uint bz, uint tx, uint ty, uint tz) {\n"
+                f"  {launch.name}({arguments});\n"
                 "}"
             )
     return list(wrappers.values())
 
 
-def _msl_type(specs: dict[str, BufferSpec], name: str, launch: KernelLaunch) -> str:
+def _argument(specs: dict[str, BufferSpec], name: str, launch: KernelLaunch, index: int) -> str:
+    """``args[index]`` as the kernel's parameter: a typed pointer, or the value a scalar's pointer holds."""
     if name not in specs:
-        raise SimulatorError(f"kernel {launch.name} takes buffer {name!r}, which is neither a parameter nor a workspace")
+        raise SimulatorError(
+            f"kernel {launch.name} takes buffer {name!r}, which is neither a parameter nor a workspace"
+        )
     dtype = specs[name].dtype
     if dtype not in MSL_TYPES:
         raise SimulatorError(f"buffer {name} of kernel {launch.name} has dtype {dtype}, which Metal lacks")
-    return MSL_TYPES[dtype]
+    pointer = f"({MSL_TYPES[dtype]}*)args[{index}]"
+    return f"*{pointer}" if specs[name].scalar else pointer
 
 
 def _compiled_library(translation_unit: str, source: str) -> Path:

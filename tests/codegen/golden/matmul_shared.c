@@ -25,7 +25,7 @@ void tir_main(float* __restrict__ A, float* __restrict__ B, float* __restrict__ 
           for (int k_1 = 0; k_1 < 8; ++k_1) {
             for (int i_2 = 0; i_2 < 8; ++i_2) {
               for (int j_2 = 0; j_2 < 8; ++j_2) {
-                if (k_0 * 8 + k_1 == 0) {
+                if (k_0 == 0 && k_1 == 0) {
                   C_local[i_2 * 8 + j_2] = 0.0f;
                 }
                 C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared[i_1_j_1_fused / 8 * 64 + i_2 * 8 + k_1] * B_shared[k_1 * 64 + i_1_j_1_fused % 8 * 8 + j_2];

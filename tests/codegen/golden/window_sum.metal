@@ -8,6 +8,7 @@ kernel void main_kernel0(device float* A [[buffer(0)]],
   const int blockIdx_x = blockIdx.x;
   const int threadIdx_x = threadIdx.x;
   threadgroup float A_shared[130];
+  #pragma unroll
   for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
     if (ax0_0 * 128 + threadIdx_x < 130) {
       A_shared[ax0_0 * 128 + threadIdx_x] = A[blockIdx_x * 128 + ax0_0 * 128 + threadIdx_x];
