@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from codegen import build  # noqa: E402
 from schedule import Schedule  # noqa: E402
-from tests.codegen.seed_kernels import matmul_local, matmul_shared  # noqa: E402
 from tests.codegen.seed_kernels import _matmul_program as matmul_program  # noqa: E402
+from tests.codegen.seed_kernels import matmul_local, matmul_shared  # noqa: E402
 
 
 def naive(n: int):

@@ -13,6 +13,7 @@ module still holds the source; calling it says why it cannot run.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from tir.analysis.flops import flop_count
@@ -48,10 +49,8 @@ def build(
     source, functions = generate_source(mod, target, dump)
     loader = _loader(target, device, source, functions)
     module = Module(source, functions, target, loader, timings=device != "sim")
-    try:
+    with contextlib.suppress(RuntimeUnavailableError):
         module.loaded  # noqa: B018 - compile now, so compiler errors surface at build
-    except RuntimeUnavailableError:
-        pass
     return module
 
 

@@ -78,10 +78,57 @@ _BINARY = {
 }
 
 _C_KEYWORDS = frozenset(
-    "auto break case char const continue default do double else enum extern float for goto if inline int "
-    "long register restrict return short signed sizeof static struct switch typedef union unsigned void "
-    "volatile while bool true false half kernel device thread threadgroup constant main uint threadIdx "
-    "blockIdx blockDim gridDim".split()
+    {
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "bool",
+        "true",
+        "false",
+        "half",
+        "kernel",
+        "device",
+        "thread",
+        "threadgroup",
+        "constant",
+        "main",
+        "uint",
+        "threadIdx",
+        "blockIdx",
+        "blockDim",
+        "gridDim",
+    }
 )
 
 

@@ -136,7 +136,7 @@ class Module:
     def benchmark(
         self, name: str, *arrays, number: int | None = None, repeat: int = 5, min_repeat_seconds: float = 0.05
     ) -> BenchmarkResult:
-        """Median seconds per call and GFLOPS; ``number`` defaults to enough calls for ``min_repeat_seconds``."""
+        """Median seconds per call and GFLOPS; ``number`` defaults to calls filling min_repeat_seconds."""
         spec = self[name].spec
         self._check_timings()
         check_arguments(spec, arrays)

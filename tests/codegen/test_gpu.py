@@ -1,4 +1,4 @@
-"""On an NVIDIA GPU (``pytest -m gpu``, run through the device tool): the same programs through the CUDA runtime.
+"""On an NVIDIA GPU (``pytest -m gpu``, through the device tool): the same programs on the CUDA runtime.
 
 Every fixture program and every seed schedule is built for "cuda", run through
 CuPy on random inputs and compared with numpy, exactly as the C and simulator

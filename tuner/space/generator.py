@@ -72,7 +72,7 @@ class SpaceGenerator:
     ['A_shared', 'B_shared', 'C', 'C_init', 'C_local', 'root']
     """
 
-    def __init__(self, target: Target | str, max_attempts: int = 64):
+    def __init__(self, target: Target | str, max_attempts: int = 8):
         self.target = Target.parse(target)
         self.max_attempts = max_attempts
 
@@ -87,7 +87,11 @@ class SpaceGenerator:
             sch = Schedule(mod, seed=seeds.randrange(1 << 31))
             try:
                 self._apply_rules(sch, fallback)
-                check_limits(sch.mod, self.target, memory=False)
+                # The rules draw tiles within the memory limits, but a cooperative fetch with more
+                # thread slots than elements may be compacted to more than its tile (the lowering
+                # cuts the region by its predicate only in simple forms), so GPU candidates are
+                # measured as the lowering will allocate them. CPU tiles have no predicates.
+                check_limits(sch.mod, self.target, memory=self.target.is_gpu)
             except _RuleFailed as failed:
                 fallback[failed.block] = FALLBACK[failed.kind]
                 continue

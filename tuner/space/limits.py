@@ -20,9 +20,10 @@ from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 
 # Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
-# the CPU they live on the stack of an OpenMP worker thread (often only a few MiB), and on a
-# GPU anything beyond a few hundred registers spills to local memory and only wastes a trial.
-MAX_LOCAL_BYTES = {"c": 64 * 1024, "gpu": 4 * 1024}
+# the CPU they live on the stack of an OpenMP worker thread (often only a few MiB); a GPU
+# thread has at most 255 registers, and a larger tile spills to local memory and only wastes
+# a trial.
+MAX_LOCAL_BYTES = {"c": 64 * 1024, "gpu": 1024}
 
 
 class SpaceError(Exception):

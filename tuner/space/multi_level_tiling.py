@@ -53,7 +53,7 @@ from .structure import annotate_unroll, fuse_loops, loop_iters, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
-MAX_DRAFTS = 256
+MAX_DRAFTS = 1024
 # Spatial levels from this one inward make one thread's accumulator tile (GPU: block, thread,
 # register, register; CPU: parallel, outer, register, vector).
 REGISTER_LEVEL = 2
