@@ -205,7 +205,13 @@ class _Tiles:
         self.reduce = [(lp, t) for lp, t, iv in zip(loops, tiles, iters) if iv.kind is IterKind.REDUCE]
 
     def split(self, sch: Schedule) -> tuple[list[list[LoopRV]], list[list[LoopRV]]]:
-        return [sch.split(lp, t) for lp, t in self.spatial], [sch.split(lp, t) for lp, t in self.reduce]
+        # Unit tiles leave no trace in the bindings, so that the accesses of a shared tile and of
+        # its fetch (which compute_at writes without them) have the same form, and the buffer
+        # compaction can tell that they cover the same region.
+        def split(loop: LoopRV, tiles: list[ExprRV]) -> list[LoopRV]:
+            return sch.split(loop, tiles, preserve_unit_iters=False)
+
+        return [split(lp, t) for lp, t in self.spatial], [split(lp, t) for lp, t in self.reduce]
 
     def thread_tiles(self) -> list[ExprRV]:
         return [t[1] for _, t in self.spatial]
