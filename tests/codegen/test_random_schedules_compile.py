@@ -107,7 +107,7 @@ def random_gpu_schedule(draw, name: str) -> Schedule:
             continue
         cache = sch.cache_read(block, read_index, "shared")
         at = draw(st.sampled_from(reductions + [tx]))
-        if not attempt(sch, lambda: sch.compute_at(cache, at)):
+        if not attempt(sch, lambda cache=cache, at=at: sch.compute_at(cache, at)):
             continue
         depth = [sch.get(loop) for loop in sch.get_loops(cache)].index(sch.get(at)) + 1
         fetch_loops = sch.get_loops(cache)[depth:]
@@ -118,7 +118,7 @@ def random_gpu_schedule(draw, name: str) -> Schedule:
         parts = sch.split(fused, [None, threads, vector] if vector > 1 else [None, threads])
         sch.bind(parts[1], "threadIdx.x")
         if vector > 1:
-            attempt(sch, lambda: sch.vectorize(parts[2]))
+            attempt(sch, lambda parts=parts: sch.vectorize(parts[2]))
     return sch
 
 

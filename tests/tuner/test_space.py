@@ -10,6 +10,7 @@ padding and epilogues, parallel and vector loops), mutation, and the limit error
 
 from __future__ import annotations
 
+import doctest
 import json
 import random
 from dataclasses import replace
@@ -223,21 +224,25 @@ def test_every_fixture_program_gets_a_candidate():
 # ---------------------------------------------------------------- mutation
 
 
+def _decisions(trace: Trace) -> list:
+    """The decisions in trace order (a replay may drop a vectorize, shifting instruction numbers)."""
+    return [inst.decision for inst in trace.insts if inst.kind.startswith("sample_")]
+
+
 @pytest.mark.parametrize("target_name", list(TARGETS))
 def test_mutate_changes_one_decision_and_stays_valid(target_name: str):
     target, mod = TARGETS[target_name], WORKLOADS["matmul"]
     space = SpaceGenerator(target)
     original = space.sample(mod, 3)
-    before = original.trace.decisions
     rng = random.Random(0)
-    for _ in range(4):
+    for number in range(4):
         mutant = space.mutate(original.trace, mod, rng)
         assert mutant is not None
-        after = mutant.trace.decisions
-        changed = [i for i in before if i in after and after[i] != before[i]]
-        assert len(changed) == 1, (before, after)
-        assert sorted(before) == sorted(after) or len(mutant.trace) < len(original.trace)
-        _check_candidate(mutant, mod, target, seed=len(changed))
+        before, after = _decisions(original.trace), _decisions(mutant.trace)
+        assert len(before) == len(after)
+        assert sum(a != b for a, b in zip(before, after)) == 1, (before, after)
+        _check_candidate(mutant, mod, target, seed=number)
+        check_limits(mutant.mod, target)
 
 
 def test_mutated_tile_keeps_the_product():
@@ -248,9 +253,9 @@ def test_mutated_tile_keeps_the_product():
     tiles_seen = 0
     for _ in range(10):
         mutant = space.mutate(trace, mod, rng)
-        for inst, new in zip(trace.insts, mutant.trace.insts):
-            if inst.kind == "sample_perfect_tile" and inst.decision != new.decision:
-                assert np.prod(inst.decision) == np.prod(new.decision)
+        for old, new in zip(_decisions(trace), _decisions(mutant.trace)):
+            if isinstance(old, list) and old != new:
+                assert np.prod(old) == np.prod(new) and len(old) == len(new)
                 tiles_seen += 1
     assert tiles_seen > 0
 
@@ -258,7 +263,15 @@ def test_mutated_tile_keeps_the_product():
 def test_mutate_returns_none_when_replay_fails():
     space = SpaceGenerator("cuda")
     matmul_trace = space.sample(WORKLOADS["matmul"], 0).trace
-    assert space.mutate(matmul_trace, WORKLOADS["softmax"], random.Random(0)) is None
+    for other in ("softmax", "batch_matmul", "conv2d_nhwc"):
+        assert space.mutate(matmul_trace, WORKLOADS[other], random.Random(0)) is None
+    assert space.mutate(Trace(), WORKLOADS["matmul"], random.Random(0)) is None
+
+
+def test_docstring_examples():
+    import tuner.space.generator
+
+    assert doctest.testmod(tuner.space.generator).failed == 0
 
 
 def test_mutants_stay_within_tight_limits():

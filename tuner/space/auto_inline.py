@@ -30,10 +30,10 @@ def inline_producers(sch: Schedule) -> None:
         if not is_spatial(block) or any(w.buffer in params for w in block.writes):
             continue
         try:
-            plan_compute_inline(sch.state, block)
+            plan_compute_inline(sch.state, block)  # asks first, so a refusal leaves no get_block behind
+            sch.compute_inline(sch.get_block(name))
         except ScheduleError:
             continue
-        sch.compute_inline(sch.get_block(name))
 
 
 def inline_epilogues(sch: Schedule, write_back: BlockRV) -> None:

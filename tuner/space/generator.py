@@ -64,12 +64,15 @@ class _RuleFailed(Exception):
 class SpaceGenerator:
     """The tuner's design space for one target.
 
-    >>> from codegen.target import Target
-    >>> from tests.fixtures.programs import matmul
-    >>> space = SpaceGenerator(Target.parse("cuda"))
-    >>> sch = space.sample(matmul, seed=0)
+    >>> from tuner.workloads import matmul
+    >>> space = SpaceGenerator("cuda")
+    >>> sch = space.sample(matmul(64, 64, 64), seed=0)
     >>> sorted(sch.state.index.blocks)
     ['A_shared', 'B_shared', 'C', 'C_init', 'C_local', 'root']
+    >>> other = space.mutate(sch.trace, matmul(64, 64, 64), random.Random(0))
+    >>> changed = [a.decision != b.decision for a, b in zip(sch.trace.insts, other.trace.insts)]
+    >>> sum(changed)
+    1
     """
 
     def __init__(self, target: Target | str, max_attempts: int = 8):
@@ -125,8 +128,9 @@ class SpaceGenerator:
     # ------------------------------------------------------------ mutation and replay
 
     def mutate(self, trace: Trace, mod: IRModule | PrimFunc, rng: random.Random) -> Schedule | None:
-        """A candidate that differs from ``trace`` in one decision, replayed on ``mod``; None when no
-        mutation tried (up to a few) gives a valid candidate within the limits."""
+        """A candidate that differs from ``trace`` (a candidate of this space) in one decision,
+        replayed on ``mod``; None when no mutation tried (up to a few) replays to a candidate
+        within the limits. Never raises for a trace that does not fit ``mod``: that is None too."""
         decisions = trace.decisions
         mutable = [i for i in decisions if _can_mutate(trace.insts[i])]
         for _ in range(MUTATION_ATTEMPTS if mutable else 0):
@@ -163,7 +167,16 @@ class SpaceGenerator:
                 if inst.kind in OPTIONAL_ON_REPLAY:
                     continue
                 raise
+            except TypeError as err:  # arguments that the primitive does not take: not our trace
+                raise ScheduleError(
+                    f"trace instruction {number} ({inst.kind}) does not replay: {err}"
+                ) from err
             results = list(result) if inst.outputs_is_list else ([result] if inst.outputs else [])
+            if len(results) != len(inst.outputs):
+                raise ScheduleError(
+                    f"trace instruction {number} ({inst.kind}) gave {len(results)} handles on this module, "
+                    f"where the trace has {len(inst.outputs)}: the trace was made for another program"
+                )
             handles.update(zip(inst.outputs, results))
         return sch
 
@@ -180,9 +193,9 @@ def _map_handles(value, handles: dict[_RV, Any]):
 
 
 def _can_mutate(inst) -> bool:
-    if inst.kind == "sample_perfect_tile":
+    if inst.kind == "sample_perfect_tile" and isinstance(inst.decision, list):
         return len(_tile_moves(inst.decision, _max_innermost(inst))) > 0
-    if inst.kind == "sample_categorical":
+    if inst.kind == "sample_categorical" and isinstance(inst.decision, int):
         return sum(1 for p in inst.args["probs"] if p > 0) > 1
     return False
 

@@ -29,7 +29,8 @@ vectorizes too.
 Limits by construction: the tilings are drafted with the sampling primitive's own
 draw (uniform over the valid tilings) without touching the schedule, and the first
 draft whose thread count, shared-memory tile and accumulator tile fit the limits
-(limits.py), with at least a warp of threads where the loops allow one, is recorded
+(limits.py), with at least a warp of threads (GPU) or a vector loop as wide as a
+vector register (CPU) where the loops allow it, is recorded
 with ``sample_perfect_tile(..., decision=draft)``. Drafting costs microseconds, so a
 few hundred drafts are cheap; when none fits, ``SpaceError`` names the limit.
 """
@@ -128,52 +129,72 @@ class _TileLimits:
     """Checks a draft of tile sizes (one list of factors per loop) against the limits."""
 
     def __init__(self, block: Block, iters: list[IterVar], extents: list[int], target: Target):
-        self.block, self.iters, self.extents, self.target = block, iters, extents, target
+        self.name, self.iters, self.target = block.name, iters, target
         self.footprint = Footprint(block) if target.is_gpu else None
         self.element_bytes = bytes_of(block.writes[0].buffer.dtype)
+        self.most_threads = prod(e for iv, e in zip(iters, extents) if iv.kind is IterKind.SPATIAL)
+        # The vector loop should fill a vector register where the last spatial loop allows it.
+        lanes = max(1, target.vector_bytes // self.element_bytes)
+        last = [e for iv, e in zip(iters, extents) if iv.kind is IterKind.SPATIAL][-1]
+        self.vector_lanes = max(d for d in range(1, lanes + 1) if last % d == 0)
 
-    def _tile(self, draft: list[list[int]], first: dict[IterKind, int]) -> dict[Var, int]:
-        return {iv.var: prod(factors[first[iv.kind] :]) for iv, factors in zip(self.iters, draft)}
+    def check(self, draft: list[list[int]], prefer: bool) -> None:
+        """Raise ``SpaceError`` for a broken limit, and, when ``prefer``, for a missed preference (a warp
+        of threads on a GPU, a full vector on the CPU)."""
+        spatial = [f for iv, f in zip(self.iters, draft) if iv.kind is IterKind.SPATIAL]
+        self._check_accumulators(prod(prod(f[REGISTER_LEVEL:]) for f in spatial))
+        if not self.target.is_gpu:
+            if prefer and spatial[-1][-1] < self.vector_lanes:
+                raise SpaceError(
+                    f"block {self.name}: the vector loop has {spatial[-1][-1]} lanes, fewer than "
+                    f"{self.vector_lanes}",
+                    limit="vector_lanes",
+                )
+        else:
+            self._check_threads(prod(f[1] for f in spatial), prefer)
+            # One thread group's tile: every level but the outermost (blockIdx for a spatial loop,
+            # the loop around the shared-memory fetch for a reduction loop).
+            self._check_shared(
+                self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)})
+            )
 
-    def check(self, draft: list[list[int]], want_full_warp: bool) -> None:
-        name, target = self.block.name, self.target
-        spatial = [(iv, f) for iv, f in zip(self.iters, draft) if iv.kind is IterKind.SPATIAL]
-        local = prod(prod(f[REGISTER_LEVEL:]) for _, f in spatial) * self.element_bytes
-        limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
-        if local > limit:
+    def _check_accumulators(self, elements: int) -> None:
+        size, limit = elements * self.element_bytes, MAX_LOCAL_BYTES["gpu" if self.target.is_gpu else "c"]
+        if size > limit:
             raise SpaceError(
-                f"block {name}: the sampled tiles give each thread {local} bytes of accumulators, above the "
-                f"space's max_local_bytes={limit}",
+                f"block {self.name}: the sampled tiles give each thread {size} bytes of accumulators, "
+                f"above the space's max_local_bytes={limit}",
                 limit="max_local_bytes",
             )
-        if not target.is_gpu:
-            return
-        threads = prod(f[1] for _, f in spatial)
+
+    def _check_threads(self, threads: int, want_full_warp: bool) -> None:
+        target = self.target
         if threads > target.max_threads_per_group:
             raise SpaceError(
-                f"block {name}: the sampled thread tiles give {threads} threads per group, above the "
+                f"block {self.name}: the sampled thread tiles give {threads} threads per group, above the "
                 f"target's max_threads_per_group={target.max_threads_per_group} ({target})",
                 limit="max_threads_per_group",
             )
-        possible = prod(e for iv, e in zip(self.iters, self.extents) if iv.kind is IterKind.SPATIAL)
-        if want_full_warp and threads < target.warp_size <= possible:
+        if want_full_warp and threads < target.warp_size <= self.most_threads:
             raise SpaceError(
-                f"block {name}: the sampled thread tiles give {threads} threads per group, fewer than one "
-                f"warp ({target.warp_size})",
+                f"block {self.name}: the sampled thread tiles give {threads} threads per group, fewer "
+                f"than one warp ({target.warp_size})",
                 limit="warp_size",
             )
-        shared = self.footprint.bytes(self._tile(draft, {IterKind.SPATIAL: 1, IterKind.REDUCE: 1}))
-        if shared > target.max_shared_memory_bytes:
+
+    def _check_shared(self, size: int) -> None:
+        target = self.target
+        if size > target.max_shared_memory_bytes:
             raise SpaceError(
-                f"block {name}: the sampled tiles need {shared} bytes of shared memory per group, above the "
-                f"target's max_shared_memory_bytes={target.max_shared_memory_bytes} ({target})",
+                f"block {self.name}: the sampled tiles need {size} bytes of shared memory per group, "
+                f"above the target's max_shared_memory_bytes={target.max_shared_memory_bytes} ({target})",
                 limit="max_shared_memory_bytes",
             )
 
 
 def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits) -> list[list[int]]:
-    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``) within the limits; a warp of
-    threads is asked for in the first half of the drafts only."""
+    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``) within the limits; the
+    preferences (a warp of threads, a full vector) are asked for in the first half of the drafts only."""
     draw = PRIMITIVES["sample_perfect_tile"].fn
     rng = random.Random(sch.fork_seed())
     broken: SpaceError | None = None
@@ -183,7 +204,7 @@ def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _Ti
             for loop, n in zip(loops, counts)
         ]
         try:
-            limits.check(draft, want_full_warp=number < MAX_DRAFTS // 2)
+            limits.check(draft, prefer=number < MAX_DRAFTS // 2)
         except SpaceError as err:
             broken = err
             continue

@@ -1,0 +1,243 @@
+"""Measurement on the C target: every way a candidate can fail is recorded, and the next one still runs.
+
+A 64^3 matmul is the workload. Correct schedules (drawn by the design space)
+measure "ok" with positive times; a different program with the same signature
+is "wrong_result"; a dynamic shape is "invalid"; broken C is "compile_error";
+a kernel writing to address 0 is "runtime_error" and one that loops forever is
+"timeout", and in both cases the candidate after it measures "ok" on a fresh
+runner. A compiler that hangs (an #include of a FIFO nobody writes) is a build
+"timeout" and leaves no compiler behind. The expected outputs come from a numpy
+reference when given, else from the C build of the workload, which is checked
+against tir.interpret. Ctrl-C stops every child process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tir
+import tuner.measure as measure_module
+from tuner import workloads
+from tuner.database import STATUSES
+from tuner.measure import Candidate, MeasureError, MeasureResult, Measurer
+from tuner.space import SpaceGenerator
+
+SIZE = 64
+RUN_TIMEOUT = 3.0
+
+SIGNATURE = "void tir_main(float* restrict A, float* restrict B, float* restrict C)"
+SEGFAULT_SOURCE = SIGNATURE + " { *(volatile float*)0 = A[0]; }\n"
+HANG_SOURCE = SIGNATURE + " { volatile int spin = 1; while (spin) { } }\n"
+NO_WRITE_SOURCE = SIGNATURE + " { }\n"
+
+
+def _program(body: str, size: int = SIZE, header: str = "") -> tir.IRModule:
+    n = size
+    return tir.parse(
+        f"""
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+             C: T.Buffer(({n}, {n}), "float32")){header}:
+        for i, j, k in T.grid({n}, {n}, {n}):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+{body}
+"""
+    )
+
+
+INIT = "                with T.init():\n                    C[vi, vj] = T.float32(0)\n"
+# B read as B[j, k]: same signature as the matmul, other numbers.
+TRANSPOSED_B = _program(INIT + "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]\n")
+ACCUMULATE = _program("                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n")
+
+
+def _workload() -> tir.IRModule:
+    return workloads.matmul(SIZE, SIZE, SIZE)
+
+
+def _scheduled(seed: int) -> Candidate:
+    sch = SpaceGenerator("c").sample(_workload(), seed=seed)
+    return Candidate(sch.trace.as_json(), sch.mod)
+
+
+def _unscheduled(mod: tir.IRModule, source: str | None = None) -> Candidate:
+    return Candidate({"version": 1, "insts": []}, mod, source_override=source)
+
+
+def _assert_ok(result: MeasureResult) -> None:
+    assert result.status == "ok", result.error
+    assert len(result.run_secs) == 3 and all(t > 0 for t in result.run_secs)
+    assert 0 < result.mean_secs < 1 and result.error == ""
+    assert result.build_secs > 0
+
+
+@pytest.fixture(scope="module")
+def measurer():
+    with Measurer(_workload(), "c", workers=2, build_timeout=30, run_timeout=RUN_TIMEOUT) as m:
+        yield m
+
+
+def test_correct_schedules_measure_ok(measurer):
+    results = measurer.measure([_scheduled(seed) for seed in range(3)] + [_unscheduled(_workload())])
+    for result in results:
+        _assert_ok(result)
+    assert "cores)" in measurer.device_name and "-march=native" in measurer.device_name
+
+
+def test_each_failure_has_its_status_and_the_batch_goes_on(measurer):
+    dynamic = tir.parse(
+        """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+"""
+    )
+    candidates = [
+        _unscheduled(TRANSPOSED_B),
+        _unscheduled(_workload(), source=NO_WRITE_SOURCE),
+        _unscheduled(dynamic),
+        _unscheduled(workloads.matmul(32, 32, 32)),
+        _unscheduled(_workload(), source="void tir_main(float* A) { return 1 }\n"),
+        _scheduled(7),
+    ]
+    wrong, unwritten, dynamic_shape, other_shape, broken, good = measurer.measure(candidates)
+    assert wrong.status == "wrong_result" and wrong.run_secs == ()
+    assert "output C differs from the reference at" in wrong.error
+    assert "max abs error" in wrong.error and "first at index (" in wrong.error
+    assert unwritten.status == "wrong_result" and "at 4096 of 4096 elements" in unwritten.error
+    assert "are NaN" in unwritten.error
+    assert dynamic_shape.status == "invalid" and "which is not constant" in dynamic_shape.error
+    assert other_shape.status == "invalid"
+    assert "takes (float32[32, 32], float32[32, 32], float32[32, 32])" in other_shape.error
+    assert broken.status == "compile_error" and "cc failed to compile" in broken.error
+    assert "error" in broken.error.split("failed to compile", 1)[1]
+    _assert_ok(good)
+    assert {r.status for r in (wrong, dynamic_shape, broken, good)} <= set(STATUSES)
+
+
+def test_a_crashing_kernel_is_a_runtime_error_and_the_next_runs(measurer):
+    crash, good = measurer.measure([_unscheduled(_workload(), source=SEGFAULT_SOURCE), _scheduled(1)])
+    assert crash.status == "runtime_error"
+    assert "runner process died (signal SIGSEGV)" in crash.error
+    _assert_ok(good)
+
+
+def test_a_hanging_kernel_times_out_and_the_next_runs(measurer):
+    start = time.monotonic()
+    hang, good = measurer.measure([_unscheduled(_workload(), source=HANG_SOURCE), _scheduled(2)])
+    assert hang.status == "timeout" and f"within {RUN_TIMEOUT:g} s" in hang.error
+    assert time.monotonic() - start < RUN_TIMEOUT + 10
+    _assert_ok(good)
+
+
+def _fifo_source(tmp_path: Path) -> str:
+    fifo = tmp_path / "never_written"
+    os.mkfifo(fifo)
+    return f'#include "{fifo}"\n'  # cc blocks opening it: a compiler that hangs
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/proc").is_dir(), reason="needs FIFOs and /proc")
+def test_a_hanging_build_times_out_and_its_compiler_is_killed(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TIR_CACHE_DIR", str(cache))
+    with Measurer(_workload(), "c", workers=2, build_timeout=2, run_timeout=RUN_TIMEOUT) as m:
+        hung, good = m.measure([_unscheduled(_workload(), source=_fifo_source(tmp_path)), _scheduled(3)])
+        assert hung.status == "timeout" and "longer than 2 s (build_timeout)" in hung.error
+        assert hung.build_secs >= 2
+        _assert_ok(good)
+        # The compiler's command line names its output in the cache: none may survive the worker.
+        assert _processes_mentioning(str(cache)) == []
+
+
+def test_numpy_reference_is_what_candidates_are_checked_against():
+    with Measurer(_workload(), "c", workers=1, reference=lambda inputs: [inputs[0] @ inputs[1]]) as m:
+        (good,) = m.measure([_scheduled(4)])
+        _assert_ok(good)
+    with Measurer(_workload(), "c", workers=1, reference=lambda inputs: [inputs[0] @ inputs[1].T]) as m:
+        (good, transposed) = m.measure([_scheduled(4), _unscheduled(TRANSPOSED_B)])
+        assert good.status == "wrong_result"
+        _assert_ok(transposed)
+
+
+def test_reference_with_the_wrong_outputs_is_refused():
+    with pytest.raises(MeasureError, match=r"reference returned 2 arrays; the workload writes 1 \(C\)"):
+        Measurer(_workload(), "c", workers=1, reference=lambda inputs: [inputs[0], inputs[1]])
+
+
+def test_c_reference_is_cross_checked_against_the_executor(monkeypatch):
+    generate = measure_module.generate_source
+
+    def tampered(mod, target):
+        source, functions = generate(mod, target)
+        return source.replace("A[", "B["), functions  # the C reference now computes B @ B
+
+    monkeypatch.setattr(measure_module, "generate_source", tampered)
+    with pytest.raises(MeasureError, match=r"built for C, disagrees with tir.interpret: output C differs"):
+        Measurer(_workload(), "c", workers=1)
+
+
+def test_an_output_read_before_written_starts_from_random_values():
+    with Measurer(ACCUMULATE, "c", workers=1) as m:
+        accumulate, with_init = m.measure([_unscheduled(ACCUMULATE), _unscheduled(_workload())])
+    _assert_ok(accumulate)
+    assert with_init.status == "wrong_result"  # it ignores C's starting values
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("phase", ["build", "run"])
+def test_ctrl_c_stops_every_child_process(phase, tmp_path):
+    m = Measurer(_workload(), "c", workers=2, run_timeout=60, build_timeout=60)
+    _assert_ok(m.measure([_scheduled(5)])[0])
+    children = m.pids
+    assert len(children) == 2  # a build worker and the runner
+    if phase == "build":
+        stuck = _unscheduled(_workload(), source=_fifo_source(tmp_path))
+    else:
+        stuck = _unscheduled(_workload(), source=HANG_SOURCE)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.measure([stuck, _scheduled(6)])
+    finally:
+        timer.cancel()
+    assert m.pids == []
+    for pid in children:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_random_arguments_are_seeded_and_away_from_zero():
+    func = _workload()["main"]
+    first, again = (measure_module.random_arguments(func, seed=3) for _ in range(2))
+    other = measure_module.random_arguments(func, seed=4)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not np.array_equal(first[0], other[0])
+    assert all(a.dtype == np.float32 and 0.5 <= a.min() and a.max() < 1.5 for a in first)

@@ -1,0 +1,323 @@
+"""The `tir` command: tune, inspect the records database, show a script.
+
+    tir tune matmul --shape 512,512,512 --trials 64          # a built-in workload, target c
+    tir tune my_kernels.py --func main --target cuda --trials 200 --db runs.db
+    tir db list | best | export FILE | import FILE | plot [--out FILE.png]
+    tir show my_kernels.py
+
+Script files are parsed, never executed: the ``@T.prim_func`` / ``@I.ir_module``
+definitions are read with Python's ``ast`` and parsed by ``tir.parse``, with
+module-level constants (``N = 1024``) as free names. Ctrl-C stops a tuning run
+with every finished record kept; the same command again resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+import tir
+from codegen.target import Target, TargetError
+from tir.function import IRModule, PrimFunc
+
+from . import workloads
+from .database import Database, DatabaseError
+
+console = Console()
+errors = Console(stderr=True)
+
+
+class CommandError(Exception):
+    """A user mistake on the command line: printed without a traceback, exit status 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args) or 0
+    except KeyboardInterrupt:
+        errors.print("[yellow]interrupted[/]: finished records are kept; run the same command to resume")
+        return 130
+    except (CommandError, DatabaseError, TargetError, workloads.WorkloadError, tir.ParseError) as error:
+        errors.print(f"[red]error:[/] {error}", highlight=False)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tir", description="Tensor program tuning from the command line.")
+    commands = parser.add_subparsers(title="commands")
+
+    tune = commands.add_parser("tune", help="search schedules for a workload and record every measurement")
+    known = ", ".join(workloads.WORKLOADS)
+    tune.add_argument("workload", help=f"a built-in workload ({known}) or a .py script")
+    tune.add_argument("--shape", help="sizes of a built-in workload, e.g. 512,512,512")
+    tune.add_argument("--dtype", default="float32")
+    tune.add_argument("--func", default=None, help="function of a script or module to tune (default: main)")
+    tune.add_argument("--target", default="c", help="c (default), cuda or metal")
+    tune.add_argument("--trials", type=int, default=64, help="candidates to measure in this run (default 64)")
+    tune.add_argument("--db", default="tuning.db", help="records database (default tuning.db)")
+    tune.add_argument("--seed", type=int, default=0)
+    tune.add_argument("--batch", type=int, default=None, help="candidates measured per round")
+    tune.add_argument("--random", action="store_true", help="random search of the same space (no cost model)")
+    tune.set_defaults(run=_tune)
+
+    db = commands.add_parser("db", help="inspect, share and plot the records database")
+    db.add_argument("action", choices=["list", "best", "export", "import", "plot"])
+    db.add_argument("file", nargs="?", help="JSON-lines file for export/import")
+    db.add_argument("--db", default="tuning.db")
+    db.add_argument("--target", default=None)
+    db.add_argument("--workload", default=None, help="workload key or name (default: every workload)")
+    db.add_argument("--out", default="tuning.png", help="PNG written by plot")
+    db.set_defaults(run=_db)
+
+    show = commands.add_parser("show", help="print the TVMScript module of a script file")
+    show.add_argument("file")
+    show.add_argument("--func", default=None)
+    show.set_defaults(run=_show)
+    return parser
+
+
+# ---------------------------------------------------------------- tune
+
+
+def _tune(args) -> int:
+    from .search import tune
+
+    mod, name, reference = _workload(args)
+    target = Target.parse(args.target)
+    if args.trials < 1:
+        raise CommandError(f"--trials must be at least 1; got {args.trials}")
+    result = tune(
+        mod,
+        target,
+        args.trials,
+        args.db,
+        seed=args.seed,
+        batch_size=args.batch,
+        workload_name=name,
+        reference=reference,
+        guided=not args.random,
+    )
+    table = Table(title=f"tuning results ({result.device})")
+    for column in ("workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"):
+        table.add_column(column, justify="right" if column != "workload" else "left")
+    latency = f"{result.best_seconds * 1e6:,.1f} us" if result.best_seconds else "-"
+    table.add_row(
+        name,
+        f"{result.flops:,}",
+        f"{result.best_gflops:,.1f}",
+        latency,
+        str(result.trials),
+        str(result.errors),
+    )
+    console.print(table)
+    console.print(
+        f"{result.seconds:.1f} s in all, {result.cost_model_seconds:.1f} s of it in the cost model; "
+        f"records in {args.db}"
+    )
+    return 0
+
+
+def _workload(args):
+    if args.workload.endswith(".py") or Path(args.workload).exists():
+        mod = load_script(Path(args.workload))
+        func = args.func or ("main" if "main" in mod else next(iter(mod.functions)))
+        if func not in mod:
+            raise CommandError(f"{args.workload} has no function {func!r}; it has {', '.join(mod.functions)}")
+        return IRModule.from_func(mod[func]), f"{Path(args.workload).stem}.{func}", None
+    workload = workloads.get_workload(args.workload)
+    mod = workloads.make(args.workload, args.shape, args.dtype)
+    sizes = workload.sizes(args.shape)
+    shape = ",".join(str(v) for v in sizes.values())
+
+    def reference(arrays):
+        return workload.reference(*arrays[: len(arrays) - 1], **sizes)
+
+    return mod, f"{args.workload}[{shape}]", reference
+
+
+def load_script(path: Path) -> IRModule:
+    """The prim_funcs and ir_modules of a Python file, parsed without running it."""
+    if not path.exists():
+        raise CommandError(f"no such file: {path}")
+    text = path.read_text()
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        raise CommandError(f"{path} is not valid Python: {error}") from None
+    constants = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    functions: dict[str, PrimFunc] = {}
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or not node.decorator_list:
+            continue
+        decorators = {ast.unparse(d) for d in node.decorator_list}
+        if not decorators & {"T.prim_func", "I.ir_module", "tvm.script.ir_module"}:
+            continue
+        first = min(d.lineno for d in node.decorator_list)
+        source = "\n".join(text.splitlines()[first - 1 : node.end_lineno])
+        parsed = tir.parse(source, filename=str(path), line_offset=first - 1, extra_vars=constants)
+        if isinstance(parsed, IRModule):
+            functions.update(parsed.functions)
+        else:
+            functions[node.name] = parsed
+    if not functions:
+        raise CommandError(f"{path} defines no @T.prim_func or @I.ir_module")
+    return IRModule(functions)
+
+
+# ---------------------------------------------------------------- db
+
+
+def _db(args) -> int:
+    path = Path(args.db)
+    if args.action != "import" and not path.exists():
+        raise CommandError(f"no database at {path}; `tir tune ... --db {path}` makes one")
+    with Database(path) as database:
+        return _DB_ACTIONS[args.action](database, args)
+
+
+def _keys(database: Database, args) -> list:
+    entries = database.workloads()
+    if args.workload:
+        entries = [e for e in entries if args.workload in (e.key, e.name)]
+        if not entries:
+            raise CommandError(f"no workload {args.workload!r} in {args.db}")
+    return entries
+
+
+def _db_list(database: Database, args) -> int:
+    table = Table(title=str(args.db))
+    for column in ("workload", "key", "target", "device", "records", "ok", "best GFLOPS"):
+        table.add_column(column)
+    for entry in _keys(database, args):
+        groups = {(r.target, r.device) for r in database.records(entry.key)}
+        for target, device in sorted(groups):
+            if args.target and target != args.target:
+                continue
+            best = database.best(entry.key, target, device, k=1)
+            table.add_row(
+                entry.name,
+                entry.key,
+                target,
+                device,
+                str(database.count(entry.key, target, device)),
+                str(database.count(entry.key, target, device, status="ok")),
+                f"{best[0].gflops:,.1f}" if best else "-",
+            )
+    console.print(table)
+    return 0
+
+
+def _db_best(database: Database, args) -> int:
+    found = False
+    for entry in _keys(database, args):
+        targets = sorted({r.target for r in database.records(entry.key)})
+        for target in targets:
+            if args.target and target != args.target:
+                continue
+            for record in database.best(entry.key, target, None, k=1):
+                found = True
+                console.print(
+                    f"[bold]{entry.name}[/] on {target} ({record.device}): {record.gflops:,.1f} GFLOPS, "
+                    f"{record.mean_secs * 1e6:,.1f} us, record {record.id} of {record.created}"
+                )
+                console.print(_trace_python(record.trace), highlight=False)
+    if not found:
+        raise CommandError(f"no successful record in {args.db}")
+    return 0
+
+
+def _trace_python(trace_json: dict) -> str:
+    from schedule import Trace
+
+    return Trace.from_json(trace_json).as_python()
+
+
+def _db_export(database: Database, args) -> int:
+    if not args.file:
+        raise CommandError("tir db export needs a file name: tir db export records.jsonl")
+    count = database.export_jsonl(args.file)
+    console.print(f"wrote {count} records to {args.file}")
+    return 0
+
+
+def _db_import(database: Database, args) -> int:
+    if not args.file:
+        raise CommandError("tir db import needs a file name: tir db import records.jsonl")
+    count = database.import_jsonl(args.file)
+    console.print(f"imported {count} new records into {args.db}")
+    return 0
+
+
+def _db_plot(database: Database, args) -> int:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CommandError("plotting needs matplotlib: pip install 'tensorir-py[plot]'") from None
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for entry in _keys(database, args):
+        for target in sorted({r.target for r in database.records(entry.key)}):
+            if args.target and target != args.target:
+                continue
+            records = database.records(entry.key, target)
+            best, curve = 0.0, []
+            for record in records:
+                best = max(best, record.gflops or 0.0)
+                curve.append(best)
+            axes.plot(range(1, len(curve) + 1), curve, label=f"{entry.name} [{target}]")
+    axes.set_xlabel("trials")
+    axes.set_ylabel("best GFLOPS so far")
+    axes.set_title(f"tuning progress ({args.db})")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(args.out, dpi=120)
+    console.print(f"wrote {args.out}")
+    return 0
+
+
+_DB_ACTIONS = {
+    "list": _db_list,
+    "best": _db_best,
+    "export": _db_export,
+    "import": _db_import,
+    "plot": _db_plot,
+}
+
+
+# ---------------------------------------------------------------- show
+
+
+def _show(args) -> int:
+    mod = load_script(Path(args.file))
+    if args.func:
+        if args.func not in mod:
+            raise CommandError(
+                f"{args.file} has no function {args.func!r}; it has {', '.join(mod.functions)}"
+            )
+        mod[args.func].show()
+    else:
+        mod.show()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""The build phase of a measurement: candidates lowered, printed and compiled in worker processes.
+
+``Measurer.measure`` (tuner/measure/__init__.py) hands a batch of
+:class:`BuildTask` to a :class:`BuildPool`. Each worker is a child process
+(forked on Linux, so it starts with everything the tuner imported) that runs
+``generate_source`` and, for the C target, ``compile_library``, which leaves the
+shared library in the on-disk cache: the runner then only loads it. A worker
+takes one candidate at a time, so a candidate's time limit starts when it is
+sent; a worker past the limit is killed with its compiler, that candidate is
+"timeout", and the other workers go on undisturbed. Whatever goes wrong inside
+a worker comes back as a :class:`BuildOutcome` with a status and the message;
+a worker that dies is reported the same way and replaced.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+
+from codegen.build import generate_source
+from codegen.c.compiler import compile_library, find_compiler
+from codegen.errors import BuildError, CompileError
+from codegen.program import CompiledFunction
+from codegen.target import Target
+from tir import IRModule
+
+from .processes import how_it_ended, kill, lead_own_process_group
+
+BUILT = "built"
+
+
+@dataclass(frozen=True)
+class BuildTask:
+    """One candidate to build: its scheduled module, the target's text, and (tests only) a source to
+    compile instead of the printed one."""
+
+    mod: IRModule
+    target: str
+    source_override: str | None = None
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """``status`` is "built" (then ``source`` and ``functions`` are set) or the failure's status in
+    tuner.database.STATUSES with ``error`` saying why."""
+
+    status: str
+    source: str = ""
+    functions: tuple[CompiledFunction, ...] = ()
+    error: str = ""
+    build_secs: float = 0.0
+
+
+def build_candidate(task: BuildTask) -> BuildOutcome:
+    """Lower, print and (C) compile one candidate; never raises."""
+    start = time.perf_counter()
+    try:
+        target = Target.parse(task.target)
+        source, functions = generate_source(task.mod, target)
+        if task.source_override is not None:
+            source = task.source_override
+        if target.kind == "c":
+            compile_library(source, find_compiler(target))
+    except BuildError as error:
+        return BuildOutcome("invalid", error=str(error), build_secs=time.perf_counter() - start)
+    except CompileError as error:
+        return BuildOutcome("compile_error", error=str(error), build_secs=time.perf_counter() - start)
+    except Exception:
+        text = f"building the candidate failed:\n{traceback.format_exc()}"
+        return BuildOutcome("compile_error", error=text, build_secs=time.perf_counter() - start)
+    return BuildOutcome(BUILT, source, tuple(functions), build_secs=time.perf_counter() - start)
+
+
+def _worker_main(conn: Connection) -> None:
+    lead_own_process_group()
+    while True:
+        try:
+            payload = conn.recv_bytes()
+        except (EOFError, OSError):
+            return  # the tuner closed the pipe or died
+        try:
+            task = pickle.loads(payload)
+        except Exception:
+            conn.send(BuildOutcome("compile_error", error=f"unreadable build task:\n{traceback.format_exc()}"))
+            continue
+        conn.send(build_candidate(task))
+
+
+class _Worker:
+    """One build process and the candidate it is building (``index``, since ``started``)."""
+
+    def __init__(self, context):
+        parent_end, child_end = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child_end,), name="tir-build", daemon=True)
+        self.process.start()
+        child_end.close()  # so the parent's end reads EOF once the worker is gone
+        self.conn: Connection = parent_end
+        self.index = -1
+        self.started = 0.0
+
+    def send(self, index: int, payload: bytes) -> None:
+        self.conn.send_bytes(payload)
+        self.index, self.started = index, time.monotonic()
+
+    def receive(self) -> BuildOutcome:
+        """The outcome of the current candidate; a worker that died says how."""
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            seconds = time.monotonic() - self.started
+            return BuildOutcome(
+                "compile_error",
+                error=f"the build worker died ({how_it_ended(self.process)}) while building the candidate",
+                build_secs=seconds,
+            )
+
+    def kill(self) -> None:
+        kill(self.process)
+        self.conn.close()
+
+
+class BuildPool:
+    """Up to ``workers`` build processes, started on demand and kept between batches."""
+
+    def __init__(self, workers: int, timeout: float):
+        if workers < 1:
+            raise ValueError(f"a measurement needs at least one build worker; got workers={workers}")
+        self.workers = workers
+        self.timeout = timeout
+        # fork: workers start at once with the tuner's modules loaded. macOS forbids fork after
+        # its frameworks start, so there the workers are spawned.
+        self._context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        self._idle: list[_Worker] = []
+
+    @property
+    def pids(self) -> list[int]:
+        return [worker.process.pid for worker in self._idle]
+
+    def build(self, tasks: Sequence[BuildTask]) -> list[BuildOutcome]:
+        """One outcome per task, in order."""
+        outcomes: list[BuildOutcome | None] = [None] * len(tasks)
+        pending = deque(range(len(tasks)))
+        busy: dict[Connection, _Worker] = {}
+        try:
+            while pending or busy:
+                while pending and len(busy) < self.workers:
+                    index = pending.popleft()
+                    worker = self._dispatch(index, tasks[index], outcomes)
+                    if worker is not None:
+                        busy[worker.conn] = worker
+                if busy:
+                    self._collect(busy, outcomes)
+        except BaseException:
+            for worker in busy.values():
+                worker.kill()
+            raise
+        return outcomes  # type: ignore[return-value]
+
+    def _dispatch(self, index: int, task: BuildTask, outcomes: list) -> _Worker | None:
+        try:
+            payload = pickle.dumps(task)
+        except Exception as error:
+            outcomes[index] = BuildOutcome(
+                "compile_error", error=f"the candidate cannot be sent to a build worker: {error!r}"
+            )
+            return None
+        worker = self._idle.pop() if self._idle else _Worker(self._context)
+        try:
+            worker.send(index, payload)
+        except OSError:  # it died while idle: one fresh worker
+            worker.kill()
+            worker = _Worker(self._context)
+            worker.send(index, payload)
+        return worker
+
+    def _collect(self, busy: dict[Connection, _Worker], outcomes: list) -> None:
+        """Wait until a worker answers or the oldest candidate's time is up; record what ended."""
+        oldest = min(worker.started for worker in busy.values())
+        for conn in wait(list(busy), timeout=max(0.0, oldest + self.timeout - time.monotonic())):
+            worker = busy.pop(conn)
+            outcomes[worker.index] = worker.receive()
+            if worker.process.is_alive():
+                self._idle.append(worker)
+            else:
+                worker.kill()
+        now = time.monotonic()
+        for conn, worker in list(busy.items()):
+            if now - worker.started >= self.timeout:
+                del busy[conn]
+                worker.kill()
+                outcomes[worker.index] = BuildOutcome(
+                    "timeout",
+                    error=f"building the candidate took longer than {self.timeout:g} s "
+                    "(build_timeout); its build worker was killed",
+                    build_secs=now - worker.started,
+                )
+
+    def close(self) -> None:
+        """Stop the idle workers (a batch in progress stops its own when interrupted)."""
+        while self._idle:
+            self._idle.pop().kill()

@@ -1,0 +1,213 @@
+"""The run phase of a measurement: one runner process that loads, checks and times candidates.
+
+``Measurer`` (tuner/measure/__init__.py) starts a :class:`RunnerProcess`, a
+spawned child (a fresh interpreter: it alone owns the GPU context, and the
+tuner never imports CuPy) that receives the workload's arguments and expected
+outputs once, in its :class:`RunnerConfig`. For each candidate the tuner sends
+the built source and function descriptions; the runner loads them with the
+target's runtime, runs once on fresh copies of the arguments (outputs poisoned
+with NaN), compares with the expected outputs, and only then times it, with
+``number`` chosen so that one repeat lasts at least ``min_repeat_seconds``. The
+tuner waits for each answer with a time limit: a runner that does not answer is
+killed (:class:`RunnerTimeout`), one that dies says how (:class:`RunnerDied`),
+and either way the tuner starts a new one and goes on.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from codegen.build import generate_source
+from codegen.errors import BuildError, CompileError, LaunchError
+from codegen.program import CompiledFunction
+from codegen.target import Target
+from tir import IRModule
+
+from .arrays import fresh_arguments, mismatch
+from .processes import how_it_ended, kill, lead_own_process_group
+
+# Importing the runtime, and on a GPU creating its context, can take a while on a cold machine.
+STARTUP_SECONDS = 300.0
+
+
+class MeasureError(RuntimeError):
+    """Measurement cannot start: the runner does not start, or the reference outputs cannot be made."""
+
+
+class RunnerTimeout(Exception):
+    """The runner did not answer within the time limit."""
+
+
+class RunnerDied(Exception):
+    """The runner process ended while working; the message says how (e.g. "signal SIGSEGV")."""
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """What the runner is given once: the workload's arguments and the outputs a candidate must produce.
+
+    ``outputs`` are the indices of the parameters compared (the ones the workload writes),
+    ``output_names`` their names, ``poisoned`` the outputs that start as NaN (all, unless the
+    workload reads one before writing it), ``expected`` the arrays in ``outputs`` order (None
+    while the runner computes them).
+    """
+
+    target: str
+    device: str | None
+    function: str
+    arguments: list
+    outputs: tuple[int, ...]
+    output_names: tuple[str, ...]
+    poisoned: tuple[int, ...]
+    expected: list | None
+    repeat: int
+    min_repeat_seconds: float
+    max_number: int = 1000
+
+
+# ---------------------------------------------------------------- inside the runner process
+
+
+def runtime_loader(target: Target, device: str | None) -> Callable[[str, Sequence[CompiledFunction]], Any]:
+    """``load(source, functions)`` of the target's runtime (``device="sim"``: the Metal host simulator)."""
+    if target.kind == "c":
+        from codegen.c.runtime import load
+    elif target.kind == "cuda":
+        from codegen.cuda.runtime import load
+    elif device == "sim":
+        from codegen.metal.sim import load
+    else:
+        from codegen.metal.runtime import load
+    return lambda source, functions: load(source, functions, target)
+
+
+class _Session:
+    """The runner's state: its runtime, its config, and the handling of one request."""
+
+    def __init__(self, config: RunnerConfig):
+        self.config = config
+        self.load = runtime_loader(Target.parse(config.target), config.device)
+        # An empty module asks the runtime which device it runs on without compiling a kernel.
+        empty_source, _ = generate_source(IRModule({}), config.target)
+        self.device_name: str = self.load(empty_source, []).device_name
+
+    def answer(self, request: tuple) -> tuple:
+        kind, *args = request
+        if kind == "configure":
+            self.config = replace(self.config, **args[0])
+            return ("configured",)
+        try:
+            if kind == "outputs":
+                return ("outputs", self._outputs(*args))
+            return ("result", *self._measure(*args))
+        except Exception as error:
+            return ("result", _status_of(error), (), _message(error))
+
+    def _run_once(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[Any, list]:
+        module = self.load(source, functions)
+        arguments = fresh_arguments(self.config.arguments, self.config.poisoned)
+        module.run(self.config.function, arguments)
+        return module, arguments
+
+    def _outputs(self, source: str, functions: Sequence[CompiledFunction]) -> list:
+        _, arguments = self._run_once(source, functions)
+        return [arguments[index] for index in self.config.outputs]
+
+    def _measure(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[str, tuple, str]:
+        config = self.config
+        module, arguments = self._run_once(source, functions)
+        for index, name, expected in zip(config.outputs, config.output_names, config.expected):
+            problem = mismatch(name, arguments[index], expected)
+            if problem is not None:
+                return "wrong_result", (), problem
+        (estimate,) = module.time(config.function, arguments, 1, 1)
+        wanted = math.ceil(config.min_repeat_seconds / estimate) if estimate > 0 else config.max_number
+        number = max(1, min(config.max_number, wanted))
+        return "ok", tuple(module.time(config.function, arguments, number, config.repeat)), ""
+
+
+def _status_of(error: Exception) -> str:
+    if isinstance(error, BuildError):
+        return "invalid"
+    if isinstance(error, CompileError):
+        return "compile_error"
+    return "runtime_error"
+
+
+def _message(error: Exception) -> str:
+    if isinstance(error, (BuildError, CompileError, LaunchError)):
+        return str(error)
+    return f"running the candidate failed:\n{traceback.format_exc()}"
+
+
+def _runner_main(conn, config: RunnerConfig) -> None:
+    lead_own_process_group()
+    try:
+        session = _Session(config)
+    except Exception:
+        conn.send(("failed", traceback.format_exc()))
+        return
+    conn.send(("ready", session.device_name))
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return  # the tuner closed the pipe or died
+        conn.send(session.answer(request))
+
+
+# ---------------------------------------------------------------- in the tuner
+
+
+class RunnerProcess:
+    """The tuner's handle on one runner: start it, send it requests with a time limit, stop it."""
+
+    def __init__(self, config: RunnerConfig):
+        context = multiprocessing.get_context("spawn")
+        parent_end, child_end = context.Pipe()
+        self.process = context.Process(target=_runner_main, args=(child_end, config), name="tir-runner")
+        self.process.daemon = True
+        self.process.start()
+        child_end.close()  # so the tuner's end reads EOF once the runner is gone
+        self.conn = parent_end
+        try:
+            reply = self._receive(STARTUP_SECONDS)
+        except (RunnerTimeout, RunnerDied) as error:
+            self.close()
+            raise MeasureError(f"the measurement runner for target {config.target!r} did not start: {error!r}")
+        except BaseException:
+            self.close()
+            raise
+        if reply[0] != "ready":
+            self.close()
+            raise MeasureError(f"the measurement runner for target {config.target!r} could not start:\n{reply[1]}")
+        self.device_name: str = reply[1]
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def request(self, message: tuple, timeout: float | None) -> tuple:
+        """Send ``message`` and wait up to ``timeout`` seconds (None: no limit) for the answer."""
+        try:
+            self.conn.send(message)
+        except OSError:
+            raise RunnerDied(how_it_ended(self.process)) from None
+        return self._receive(timeout)
+
+    def _receive(self, timeout: float | None) -> tuple:
+        if not self.conn.poll(timeout):
+            raise RunnerTimeout(f"no answer within {timeout:g} s")
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            raise RunnerDied(how_it_ended(self.process)) from None
+
+    def close(self) -> None:
+        kill(self.process)
+        self.conn.close()

@@ -1,0 +1,38 @@
+"""The tuning progress bar: trials done, best GFLOPS so far, errors (rich; silent when disabled)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+class TuningProgress:
+    """``with TuningProgress(name, total) as bar: bar.update(best_gflops, errors)`` once per trial."""
+
+    def __init__(self, name: str, total: int, enabled: bool = True, console: Console | None = None):
+        self.enabled = enabled
+        self.console = console or Console(stderr=True)
+        self._progress = Progress(
+            TextColumn(f"tuning {name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("best {task.fields[best]:,.1f} GFLOPS, {task.fields[errors]} errors"),
+            TimeElapsedColumn(),
+            console=self.console,
+            disable=not enabled,
+        )
+        self._task = self._progress.add_task("tune", total=total, best=0.0, errors=0)
+
+    def __enter__(self) -> TuningProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._progress.stop()
+
+    def update(self, best_gflops: float, errors: int) -> None:
+        self._progress.update(self._task, advance=1, best=best_gflops, errors=errors)
+
+    def note(self, message: str) -> None:
+        if self.enabled:
+            self._progress.console.print(message)

@@ -1,0 +1,265 @@
+"""Evolutionary search guided by the cost model: ``tune(mod, target, trials, db)``.
+
+Each round samples candidates from the design space (tuner/space), adds the best
+records already in the database and mutations of the fittest, scores them all
+with the XGBoost cost model (features from each candidate's lowered IR), and
+measures the top-scored ones not measured before, plus an epsilon of random
+ones, in one batch (tuner/measure). Every measurement goes to the records
+database as it completes, and the model retrains on them. Running the same
+command again resumes: candidates already in the database are never measured
+twice and their records seed the population.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import tir
+from codegen.target import Target
+from schedule import Schedule, Trace
+from tir.function import IRModule, PrimFunc
+
+from .cost_model import CostModel
+from .database import Database, TuningRecord
+from .features import FEATURE_LENGTH, extract_features
+from .measure import Candidate, Measurer
+from .progress import TuningProgress
+from .space import SpaceError, SpaceGenerator
+
+
+@dataclass
+class TuneResult:
+    """What a tuning run found: the best record so far and how the run went."""
+
+    workload: str
+    workload_key: str
+    target: str
+    device: str
+    flops: int
+    trials: int
+    errors: int
+    best: TuningRecord | None
+    history: list[tuple[int, float]] = field(default_factory=list)
+    seconds: float = 0.0
+    cost_model_seconds: float = 0.0
+
+    @property
+    def best_gflops(self) -> float:
+        return self.best.gflops if self.best is not None and self.best.gflops else 0.0
+
+    @property
+    def best_seconds(self) -> float | None:
+        return self.best.mean_secs if self.best is not None else None
+
+
+def _trace_key(trace_json: dict) -> str:
+    return json.dumps(trace_json, sort_keys=True)
+
+
+def tune(
+    mod: IRModule | PrimFunc,
+    target: Target | str = "c",
+    trials: int = 64,
+    db: str | Path | Database = "tuning.db",
+    *,
+    seed: int = 0,
+    batch_size: int | None = None,
+    workload_name: str | None = None,
+    reference=None,
+    epsilon: float = 0.25,
+    workers: int | None = None,
+    progress: bool = True,
+    guided: bool = True,
+) -> TuneResult:
+    """Measure up to ``trials`` new candidates of ``mod`` on ``target`` and record them in ``db``.
+
+    ``trials`` counts candidates measured by this call (failures included), so a
+    resumed run measures ``trials`` more. ``guided=False`` measures random samples
+    of the same space (the baseline the cost model must beat). ``reference`` is a
+    function of the input arrays returning the expected outputs (built-in
+    workloads pass their numpy reference); without it the unscheduled program
+    built for C is the reference.
+    """
+    if isinstance(mod, PrimFunc):
+        mod = IRModule.from_func(mod)
+    target = Target.parse(target)
+    name = workload_name or next(iter(mod.functions))
+    batch_size = batch_size or (16 if target.is_gpu else 8)
+    database = db if isinstance(db, Database) else Database(db)
+    key = database.commit_workload(mod, name)
+    flops = tir.flop_count(mod[next(iter(mod.functions))])
+    rng = random.Random(seed)
+    space = SpaceGenerator(target)
+    model_path = _model_path(database, target)
+    saved = guided and Path(f"{model_path}.json").exists()
+    model = CostModel.load(model_path) if saved else CostModel(seed=seed)
+    started = time.perf_counter()
+    feature_seconds = 0.0
+    with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
+        device = measurer.device_name
+        seen = {_trace_key(r.trace) for r in database.records(key, str(target), device)}
+        result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
+        with TuningProgress(name, trials, enabled=progress) as bar:
+            while result.trials < trials:
+                count = min(batch_size, trials - result.trials)
+                pool, scored_seconds = _propose(
+                    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided
+                )
+                feature_seconds += scored_seconds
+                if not pool:
+                    bar.note("the design space has no unmeasured candidate left")
+                    break
+                results = measurer.measure([Candidate(c.trace.as_json(), c.mod) for c in pool])
+                features, throughputs = [], []
+                for candidate, measured in zip(pool, results):
+                    record = _record(key, target, device, candidate, measured, flops, seed)
+                    database.add(record)
+                    seen.add(_trace_key(record.trace))
+                    result.trials += 1
+                    result.errors += measured.status != "ok"
+                    if record.gflops and record.gflops > result.best_gflops:
+                        result.best = record
+                    result.history.append((result.trials, result.best_gflops))
+                    features.append(candidate.features)
+                    throughputs.append(record.gflops or 0.0)
+                    bar.update(result.best_gflops, result.errors)
+                if guided:
+                    model.update(np.stack(features), np.asarray(throughputs), workload=key)
+                    model.save(model_path)
+    result.seconds = time.perf_counter() - started
+    result.cost_model_seconds = model.training_seconds + model.prediction_seconds + feature_seconds
+    result.best = _best(database, key, target, device) or result.best
+    if not isinstance(db, Database):
+        database.close()
+    return result
+
+
+@dataclass
+class _Scored:
+    sch: Schedule
+    features: np.ndarray
+    score: float = 0.0
+
+    @property
+    def trace(self) -> Trace:
+        return self.sch.trace
+
+    @property
+    def mod(self) -> IRModule:
+        return self.sch.mod
+
+
+def _propose(space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided):
+    """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
+    started = time.perf_counter()
+    flops = tir.flop_count(mod[next(iter(mod.functions))])
+    randoms = _unique(_samples(space, mod, rng, count * (4 if guided else 1)), seen)
+    if not guided:
+        return _featurize(randoms[:count], target, flops), time.perf_counter() - started
+    population = randoms + _unique(_records_as_schedules(database, key, target, device, mod), set())
+    population = _featurize(population, target, flops)
+    for _generation in range(2):
+        _score(model, population)
+        parents = sorted(population, key=lambda c: -c.score)[: max(4, count)]
+        children = [space.mutate(p.trace, mod, rng) for p in parents for _ in range(2)]
+        population += _featurize(_unique([c for c in children if c is not None], seen), target, flops)
+    _score(model, population)
+    fresh = _unique_scored([c for c in population if _trace_key(c.trace.as_json()) not in seen])
+    explore = min(len(fresh), math.ceil(epsilon * count))
+    ranked = sorted(fresh, key=lambda c: -c.score)
+    chosen = ranked[: count - explore]
+    rest = [c for c in fresh if c not in chosen]
+    chosen += rng.sample(rest, min(explore, len(rest)))
+    return chosen[:count], time.perf_counter() - started
+
+
+def _samples(space, mod, rng, count) -> list[Schedule]:
+    found = []
+    for _ in range(count * 2):
+        if len(found) == count:
+            break
+        try:
+            found.append(space.sample(mod, rng.randrange(1 << 31)))
+        except SpaceError:
+            continue
+    return found
+
+
+def _unique(schedules: list[Schedule], seen: set[str]) -> list[Schedule]:
+    kept, keys = [], set(seen)
+    for sch in schedules:
+        trace_key = _trace_key(sch.trace.as_json())
+        if trace_key not in keys:
+            keys.add(trace_key)
+            kept.append(sch)
+    return kept
+
+
+def _unique_scored(candidates: list[_Scored]) -> list[_Scored]:
+    kept, keys = [], set()
+    for candidate in candidates:
+        trace_key = _trace_key(candidate.trace.as_json())
+        if trace_key not in keys:
+            keys.add(trace_key)
+            kept.append(candidate)
+    return kept
+
+
+def _featurize(schedules: list[Schedule], target: Target, flops) -> list[_Scored]:
+    scored = []
+    for sch in schedules:
+        try:
+            scored.append(_Scored(sch, extract_features(sch.mod, target, flops)))
+        except Exception:  # noqa: BLE001 - a candidate the lowering rejects is measured and recorded as invalid
+            scored.append(_Scored(sch, np.zeros(FEATURE_LENGTH, dtype=np.float32)))
+    return scored
+
+
+def _score(model: CostModel, population: list[_Scored]) -> None:
+    if population:
+        scores = model.predict(np.stack([c.features for c in population]))
+        for candidate, score in zip(population, scores):
+            candidate.score = float(score)
+
+
+def _records_as_schedules(database, key, target, device, mod, k: int = 8) -> list[Schedule]:
+    schedules = []
+    for record in database.best(key, str(target), device, k=k):
+        try:
+            sch = Schedule(mod)
+            Trace.apply_json_to_schedule(record.trace, sch)
+            schedules.append(sch)
+        except Exception:  # noqa: BLE001 - a record from an older space that no longer replays is skipped
+            continue
+    return schedules
+
+
+def _record(key, target, device, candidate: _Scored, measured, flops: int, seed: int) -> TuningRecord:
+    ok = measured.status == "ok"
+    return TuningRecord(
+        workload_key=key,
+        target=str(target),
+        device=device,
+        trace=candidate.trace.as_json(),
+        run_secs=tuple(measured.run_secs) if ok else (),
+        gflops=flops / measured.mean_secs / 1e9 if ok and measured.mean_secs else None,
+        status=measured.status,
+        error=measured.error,
+        meta={"seed": seed, "build_secs": measured.build_secs, "predicted": candidate.score},
+    )
+
+
+def _best(database: Database, key: str, target: Target, device: str) -> TuningRecord | None:
+    best = database.best(key, str(target), device, k=1)
+    return best[0] if best else None
+
+
+def _model_path(database: Database, target: Target) -> str:
+    return f"{database.path}.{target.kind}.model"
