@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,9 +25,10 @@ import pytest
 
 import tir
 import tuner.measure as measure_module
+from codegen.build import generate_source
 from tuner import workloads
 from tuner.database import STATUSES
-from tuner.measure import Candidate, MeasureError, MeasureResult, Measurer
+from tuner.measure import Candidate, MeasureError, Measurer, MeasureResult
 from tuner.space import SpaceGenerator
 
 SIZE = 64
@@ -57,7 +59,8 @@ class Module:
 
 INIT = "                with T.init():\n                    C[vi, vj] = T.float32(0)\n"
 # B read as B[j, k]: same signature as the matmul, other numbers.
-TRANSPOSED_B = _program(INIT + "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]\n")
+TRANSPOSED_BODY = "                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]\n"
+TRANSPOSED_B = _program(INIT + TRANSPOSED_BODY)
 ACCUMULATE = _program("                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n")
 
 
@@ -210,9 +213,11 @@ def test_an_output_read_before_written_starts_from_random_values():
     assert with_init.status == "wrong_result"  # it ignores C's starting values
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/proc").is_dir(), reason="needs FIFOs and /proc")
 @pytest.mark.parametrize("phase", ["build", "run"])
-def test_ctrl_c_stops_every_child_process(phase, tmp_path):
+def test_ctrl_c_stops_every_child_process(phase, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TIR_CACHE_DIR", str(cache))
     m = Measurer(_workload(), "c", workers=2, run_timeout=60, build_timeout=60)
     _assert_ok(m.measure([_scheduled(5)])[0])
     children = m.pids
@@ -221,17 +226,49 @@ def test_ctrl_c_stops_every_child_process(phase, tmp_path):
         stuck = _unscheduled(_workload(), source=_fifo_source(tmp_path))
     else:
         stuck = _unscheduled(_workload(), source=HANG_SOURCE)
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    # Ctrl-C one second in, from a timer signal: a helper thread would make forking workers unsafe.
+    previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
     try:
         with pytest.raises(KeyboardInterrupt):
             m.measure([stuck, _scheduled(6)])
     finally:
-        timer.cancel()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     assert m.pids == []
     for pid in children:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+    assert _processes_mentioning(str(cache)) == []
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for init to reap it does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
+def test_children_die_with_a_killed_tuner():
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+from tests.tuner.test_measure import _scheduled, _workload
+from tuner.measure import Measurer
+m = Measurer(_workload(), "c", workers=1)
+m.measure([_scheduled(0)])
+print(*m.pids, flush=True)
+os.kill(os.getpid(), 9)
+"""
+    tuner = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    children = [int(pid) for pid in tuner.stdout.split()]
+    assert len(children) == 2, tuner.stderr
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in children)
 
 
 def test_random_arguments_are_seeded_and_away_from_zero():
@@ -240,4 +277,50 @@ def test_random_arguments_are_seeded_and_away_from_zero():
     other = measure_module.random_arguments(func, seed=4)
     assert all(np.array_equal(a, b) for a, b in zip(first, again))
     assert not np.array_equal(first[0], other[0])
-    assert all(a.dtype == np.float32 and 0.5 <= a.min() and a.max() < 1.5 for a in first)
+    assert all(a.dtype == np.float32 and a.min() >= 0.5 and a.max() < 1.5 for a in first)
+
+
+def _cuda_source(mod: tir.IRModule, body: str) -> str:
+    """A CUDA source defining every kernel that ``mod`` launches with ``body``."""
+    _, functions = generate_source(mod, "cuda")
+    kernels = []
+    for launch in functions[0].launches:
+        params = ", ".join(f"float* p{i}" for i in range(len(launch.buffers)))
+        kernels.append(f'extern "C" __global__ void {launch.name}({params}) {{ {body} }}')
+    return "\n".join(kernels) + "\n"
+
+
+@pytest.mark.gpu
+def test_cuda_candidates_are_checked_timed_and_survive_faults_and_hangs():
+    size = 256
+    try:
+        m = Measurer(workloads.matmul(size, size, size), "cuda", workers=4, run_timeout=20)
+    except MeasureError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    space = SpaceGenerator("cuda")
+    good = [space.sample(workloads.matmul(size, size, size), seed=seed) for seed in range(4)]
+    wrong = space.sample(_program(INIT + TRANSPOSED_BODY, size=size), seed=0)
+    fault = _cuda_source(good[0].mod, "*(volatile float*)16 = 1.0f;")
+    # A volatile local does not survive NVRTC; the clock does.
+    hang = _cuda_source(good[0].mod, "long long t = clock64(); while (clock64() >= t) { }")
+    candidates = [Candidate(sch.trace.as_json(), sch.mod) for sch in (*good, wrong)]
+    with m:
+        assert "NVIDIA" in m.device_name
+        results = m.measure(
+            [
+                *candidates[:2],
+                candidates[4],
+                Candidate({}, good[0].mod, source_override=fault),
+                candidates[2],
+                Candidate({}, good[0].mod, source_override=hang),
+                candidates[3],
+                Candidate({}, good[0].mod, source_override="not CUDA"),
+            ]
+        )
+    ok1, ok2, wrong_result, faulted, ok3, hung, ok4, broken = results
+    for result in (ok1, ok2, ok3, ok4):
+        _assert_ok(result)
+    assert wrong_result.status == "wrong_result" and "max abs error" in wrong_result.error
+    assert faulted.status == "runtime_error" and "main_kernel0" in faulted.error
+    assert hung.status == "timeout"
+    assert broken.status == "compile_error" and "NVRTC" in broken.error

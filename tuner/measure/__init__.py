@@ -102,7 +102,9 @@ class Measurer:
         self._runner: RunnerProcess | None = None
         outputs = written_params(func)
         if not outputs:
-            raise MeasureError(f"function {func.name} writes none of its parameters: there is nothing to measure")
+            raise MeasureError(
+                f"function {func.name} writes none of its parameters: there is nothing to measure"
+            )
         self._config = RunnerConfig(
             target=str(self.target),
             device=self.device,
@@ -116,11 +118,14 @@ class Measurer:
             min_repeat_seconds=min_repeat_seconds,
         )
         try:
+            # The target's runner first: where the target cannot run, that is the error to see.
+            self.device_name: str = self._ensure_runner().device_name
             if reference is not None:
                 self._config = replace(self._config, expected=self._reference_outputs(reference))
             else:
                 self._c_reference_outputs(func)
-            self.device_name: str = self._ensure_runner().device_name
+            changes = {"expected": self._config.expected, "poisoned": self._config.poisoned}
+            self._ensure_runner().request(("configure", changes), None)
         except BaseException:
             self.close()
             raise
@@ -143,12 +148,14 @@ class Measurer:
         if problem is not None:
             return MeasureResult("invalid", error=problem, build_secs=outcome.build_secs)
         try:
-            reply = self._ensure_runner().request(("measure", outcome.source, outcome.functions), self.run_timeout)
+            reply = self._ensure_runner().request(
+                ("measure", outcome.source, outcome.functions), self.run_timeout
+            )
         except RunnerTimeout:
             self._stop_runner()
             error = (
                 f"the candidate did not finish within {self.run_timeout:g} s (run_timeout: loading, "
-                "checking and timing it); the runner was killed"
+                "checking and timing it); the runner was killed and a new one started"
             )
             return MeasureResult("timeout", error=error, build_secs=outcome.build_secs)
         except RunnerDied as died:
@@ -163,7 +170,8 @@ class Measurer:
     def _signature_problem(self, functions: Sequence[CompiledFunction]) -> str | None:
         found = {function.name: function for function in functions}.get(self._function)
         if found is None:
-            return f"the candidate has no function {self._function!r} (it has {', '.join(f.name for f in functions)})"
+            names = ", ".join(f.name for f in functions) or "none"
+            return f"the candidate has no function {self._function!r} (it has {names})"
         signature = [(p.dtype, tuple(p.shape), p.scalar) for p in found.params]
         if signature != self._signature:
             return (
@@ -188,15 +196,18 @@ class Measurer:
             like = config.arguments[index]
             result = np.asarray(result)
             if result.shape != like.shape:
-                raise MeasureError(f"reference returned shape {result.shape} for {name}, expected {like.shape}")
+                raise MeasureError(
+                    f"reference returned shape {result.shape} for {name}, expected {like.shape}"
+                )
             expected.append(result.astype(like.dtype))
         return expected
 
     def _c_reference_outputs(self, func: PrimFunc) -> None:
-        """Expected outputs from the unscheduled workload built for C (kept as the runner when on C)."""
+        """Expected outputs from the unscheduled workload built for C, run by a C runner."""
         c_config = replace(self._config, target="c", device=None)
         source, functions = generate_source(self.workload, "c")
-        runner = RunnerProcess(c_config)
+        on_c = self.target.kind == "c"
+        runner = self._ensure_runner() if on_c else RunnerProcess(c_config)
         try:
             expected = self._outputs(runner, source, functions)
             # An output that comes back NaN is read before it is written (an accumulation into it):
@@ -212,17 +223,16 @@ class Measurer:
             self._config = replace(self._config, expected=expected)
             if tir.flop_count(func) < CROSS_CHECK_FLOPS:
                 self._cross_check(func, expected)
-            if self.target.kind == "c":
-                runner.request(("configure", {"expected": expected, "poisoned": self._config.poisoned}), None)
-                self._runner, runner = runner, None
         finally:
-            if runner is not None:
+            if not on_c:
                 runner.close()
 
     def _outputs(self, runner: RunnerProcess, source: str, functions: Sequence[CompiledFunction]) -> list:
         reply = runner.request(("outputs", source, functions), None)
         if reply[0] != "outputs":
-            raise MeasureError(f"the unscheduled workload, built for C, failed to run ({reply[1]}):\n{reply[3]}")
+            raise MeasureError(
+                f"the unscheduled workload, built for C, failed to run ({reply[1]}):\n{reply[3]}"
+            )
         return reply[1]
 
     def _cross_check(self, func: PrimFunc, expected: list[np.ndarray]) -> None:
@@ -241,6 +251,9 @@ class Measurer:
     # ------------------------------------------------------------ processes
 
     def _ensure_runner(self) -> RunnerProcess:
+        """The runner, restarted if it is gone (so that a death between candidates blames none)."""
+        if self._runner is not None and not self._runner.child.is_alive():
+            self._stop_runner()
         if self._runner is None:
             self._runner = RunnerProcess(self._config)
         return self._runner
@@ -286,12 +299,17 @@ def _param_signature(param) -> tuple[str, tuple[int, ...], bool]:
 
 
 def _describe(signature: Sequence[tuple[str, tuple[int, ...], bool]]) -> str:
-    return "(" + ", ".join(dtype if scalar else f"{dtype}{list(shape)}" for dtype, shape, scalar in signature) + ")"
+    return (
+        "("
+        + ", ".join(dtype if scalar else f"{dtype}{list(shape)}" for dtype, shape, scalar in signature)
+        + ")"
+    )
 
 
 def _check_device(target: Target, device: str | None) -> str | None:
     if device is not None and device not in DEVICES[target.kind]:
         raise ValueError(
-            f"device {device!r} is not available for target {target.kind!r}; it has {', '.join(DEVICES[target.kind])}"
+            f"device {device!r} is not available for target {target.kind!r}; "
+            f"it has {', '.join(DEVICES[target.kind])}"
         )
     return device

@@ -14,7 +14,6 @@ a worker that dies is reported the same way and replaced.
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
 import sys
 import time
@@ -31,7 +30,7 @@ from codegen.program import CompiledFunction
 from codegen.target import Target
 from tir import IRModule
 
-from .processes import how_it_ended, kill, lead_own_process_group
+from .processes import Child
 
 BUILT = "built"
 
@@ -79,7 +78,6 @@ def build_candidate(task: BuildTask) -> BuildOutcome:
 
 
 def _worker_main(conn: Connection) -> None:
-    lead_own_process_group()
     while True:
         try:
             payload = conn.recv_bytes()
@@ -88,7 +86,9 @@ def _worker_main(conn: Connection) -> None:
         try:
             task = pickle.loads(payload)
         except Exception:
-            conn.send(BuildOutcome("compile_error", error=f"unreadable build task:\n{traceback.format_exc()}"))
+            conn.send(
+                BuildOutcome("compile_error", error=f"unreadable build task:\n{traceback.format_exc()}")
+            )
             continue
         conn.send(build_candidate(task))
 
@@ -96,34 +96,31 @@ def _worker_main(conn: Connection) -> None:
 class _Worker:
     """One build process and the candidate it is building (``index``, since ``started``)."""
 
-    def __init__(self, context):
-        parent_end, child_end = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child_end,), name="tir-build", daemon=True)
-        self.process.start()
-        child_end.close()  # so the parent's end reads EOF once the worker is gone
-        self.conn: Connection = parent_end
+    def __init__(self):
+        # Forked on Linux: it starts at once with the tuner's modules loaded. macOS forbids fork
+        # once its frameworks have started, so there it is a fresh interpreter.
+        self.child = Child(_worker_main, fork=sys.platform.startswith("linux"), name="tir-build")
         self.index = -1
         self.started = 0.0
 
+    @property
+    def conn(self) -> Connection:
+        return self.child.conn
+
     def send(self, index: int, payload: bytes) -> None:
-        self.conn.send_bytes(payload)
+        self.child.conn.send_bytes(payload)
         self.index, self.started = index, time.monotonic()
 
     def receive(self) -> BuildOutcome:
         """The outcome of the current candidate; a worker that died says how."""
         try:
-            return self.conn.recv()
+            return self.child.conn.recv()
         except (EOFError, OSError):
-            seconds = time.monotonic() - self.started
             return BuildOutcome(
                 "compile_error",
-                error=f"the build worker died ({how_it_ended(self.process)}) while building the candidate",
-                build_secs=seconds,
+                error=f"the build worker died ({self.child.how_it_ended()}) while building the candidate",
+                build_secs=time.monotonic() - self.started,
             )
-
-    def kill(self) -> None:
-        kill(self.process)
-        self.conn.close()
 
 
 class BuildPool:
@@ -134,14 +131,11 @@ class BuildPool:
             raise ValueError(f"a measurement needs at least one build worker; got workers={workers}")
         self.workers = workers
         self.timeout = timeout
-        # fork: workers start at once with the tuner's modules loaded. macOS forbids fork after
-        # its frameworks start, so there the workers are spawned.
-        self._context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         self._idle: list[_Worker] = []
 
     @property
     def pids(self) -> list[int]:
-        return [worker.process.pid for worker in self._idle]
+        return [worker.child.pid for worker in self._idle]
 
     def build(self, tasks: Sequence[BuildTask]) -> list[BuildOutcome]:
         """One outcome per task, in order."""
@@ -159,7 +153,7 @@ class BuildPool:
                     self._collect(busy, outcomes)
         except BaseException:
             for worker in busy.values():
-                worker.kill()
+                worker.child.kill()
             raise
         return outcomes  # type: ignore[return-value]
 
@@ -171,14 +165,26 @@ class BuildPool:
                 "compile_error", error=f"the candidate cannot be sent to a build worker: {error!r}"
             )
             return None
-        worker = self._idle.pop() if self._idle else _Worker(self._context)
+        worker = self._idle_worker()
         try:
             worker.send(index, payload)
         except OSError:  # it died while idle: one fresh worker
-            worker.kill()
-            worker = _Worker(self._context)
+            worker.child.kill()
+            worker = _Worker()
             worker.send(index, payload)
+        except BaseException:
+            worker.child.kill()
+            raise
         return worker
+
+    def _idle_worker(self) -> _Worker:
+        """A live idle worker, or a new one (an idle worker may have been killed from outside)."""
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.child.is_alive():
+                return worker
+            worker.child.kill()
+        return _Worker()
 
     def _collect(self, busy: dict[Connection, _Worker], outcomes: list) -> None:
         """Wait until a worker answers or the oldest candidate's time is up; record what ended."""
@@ -186,15 +192,15 @@ class BuildPool:
         for conn in wait(list(busy), timeout=max(0.0, oldest + self.timeout - time.monotonic())):
             worker = busy.pop(conn)
             outcomes[worker.index] = worker.receive()
-            if worker.process.is_alive():
+            if worker.child.is_alive():
                 self._idle.append(worker)
             else:
-                worker.kill()
+                worker.child.kill()
         now = time.monotonic()
         for conn, worker in list(busy.items()):
             if now - worker.started >= self.timeout:
                 del busy[conn]
-                worker.kill()
+                worker.child.kill()
                 outcomes[worker.index] = BuildOutcome(
                     "timeout",
                     error=f"building the candidate took longer than {self.timeout:g} s "
@@ -205,4 +211,4 @@ class BuildPool:
     def close(self) -> None:
         """Stop the idle workers (a batch in progress stops its own when interrupted)."""
         while self._idle:
-            self._idle.pop().kill()
+            self._idle.pop().child.kill()

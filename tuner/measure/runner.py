@@ -16,20 +16,20 @@ and either way the tuner starts a new one and goes on.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from typing import Any
 
 from codegen.build import generate_source
-from codegen.errors import BuildError, CompileError, LaunchError
+from codegen.errors import BuildError, CompileError, LaunchError, RuntimeUnavailableError
 from codegen.program import CompiledFunction
 from codegen.target import Target
 from tir import IRModule
 
 from .arrays import fresh_arguments, mismatch
-from .processes import how_it_ended, kill, lead_own_process_group
+from .processes import Child
 
 # Importing the runtime, and on a GPU creating its context, can take a while on a cold machine.
 STARTUP_SECONDS = 300.0
@@ -145,10 +145,12 @@ def _message(error: Exception) -> str:
     return f"running the candidate failed:\n{traceback.format_exc()}"
 
 
-def _runner_main(conn, config: RunnerConfig) -> None:
-    lead_own_process_group()
+def _runner_main(conn: Connection) -> None:
     try:
-        session = _Session(config)
+        session = _Session(conn.recv())
+    except (RuntimeUnavailableError, BuildError) as error:
+        conn.send(("failed", str(error)))
+        return
     except Exception:
         conn.send(("failed", traceback.format_exc()))
         return
@@ -168,46 +170,42 @@ class RunnerProcess:
     """The tuner's handle on one runner: start it, send it requests with a time limit, stop it."""
 
     def __init__(self, config: RunnerConfig):
-        context = multiprocessing.get_context("spawn")
-        parent_end, child_end = context.Pipe()
-        self.process = context.Process(target=_runner_main, args=(child_end, config), name="tir-runner")
-        self.process.daemon = True
-        self.process.start()
-        child_end.close()  # so the tuner's end reads EOF once the runner is gone
-        self.conn = parent_end
+        # A fresh interpreter: nothing of the tuner's state (nor a GPU context) is inherited.
+        self.child = Child(_runner_main, fork=False, name="tir-runner")
         try:
-            reply = self._receive(STARTUP_SECONDS)
+            reply = self.request(config, STARTUP_SECONDS)
         except (RunnerTimeout, RunnerDied) as error:
             self.close()
-            raise MeasureError(f"the measurement runner for target {config.target!r} did not start: {error!r}")
+            raise MeasureError(
+                f"the measurement runner for target {config.target!r} did not start: {error}"
+            ) from None
         except BaseException:
             self.close()
             raise
         if reply[0] != "ready":
             self.close()
-            raise MeasureError(f"the measurement runner for target {config.target!r} could not start:\n{reply[1]}")
+            raise MeasureError(
+                f"the measurement runner for target {config.target!r} could not start:\n{reply[1]}"
+            )
         self.device_name: str = reply[1]
 
     @property
-    def pid(self) -> int | None:
-        return self.process.pid
+    def pid(self) -> int:
+        return self.child.pid
 
-    def request(self, message: tuple, timeout: float | None) -> tuple:
+    def request(self, message: object, timeout: float | None) -> tuple:
         """Send ``message`` and wait up to ``timeout`` seconds (None: no limit) for the answer."""
+        conn = self.child.conn
         try:
-            self.conn.send(message)
+            conn.send(message)
         except OSError:
-            raise RunnerDied(how_it_ended(self.process)) from None
-        return self._receive(timeout)
-
-    def _receive(self, timeout: float | None) -> tuple:
-        if not self.conn.poll(timeout):
+            raise RunnerDied(self.child.how_it_ended()) from None
+        if not conn.poll(timeout):
             raise RunnerTimeout(f"no answer within {timeout:g} s")
         try:
-            return self.conn.recv()
+            return conn.recv()
         except (EOFError, OSError):
-            raise RunnerDied(how_it_ended(self.process)) from None
+            raise RunnerDied(self.child.how_it_ended()) from None
 
     def close(self) -> None:
-        kill(self.process)
-        self.conn.close()
+        self.child.kill()

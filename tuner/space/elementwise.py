@@ -48,12 +48,14 @@ def bind_blocks_and_threads(sch: Schedule, loop: LoopRV, target: Target) -> Loop
 
 
 def elementwise_gpu(sch: Schedule, name: str, target: Target) -> None:
+    """All loops fused, split into thread groups of a sampled size, bound."""
     loops = sch.get_loops(sch.get_block(name))
     if loops:
         bind_blocks_and_threads(sch, fuse_loops(sch, loops), target)
 
 
 def elementwise_cpu(sch: Schedule, name: str, target: Target) -> None:
+    """All loops fused, split by a sampled tile at most a vector wide: parallel outside, vector inside."""
     block = sch.get_block(name)
     loops = sch.get_loops(block)
     if not loops:
@@ -78,6 +80,7 @@ def _spatial_first(sch: Schedule, name: str) -> tuple[list[LoopRV], list[LoopRV]
 
 
 def reduction_gpu(sch: Schedule, name: str, target: Target) -> None:
+    """One thread per output (spatial loops bound), each reducing serially; one thread if no output loop."""
     spatial, reduce = _spatial_first(sch, name)
     if spatial:
         outer = bind_blocks_and_threads(sch, fuse_loops(sch, spatial), target)
@@ -90,6 +93,7 @@ def reduction_gpu(sch: Schedule, name: str, target: Target) -> None:
 
 
 def reduction_cpu(sch: Schedule, name: str, target: Target) -> None:
+    """The spatial loops fused and parallel, each output reduced serially."""
     spatial, reduce = _spatial_first(sch, name)
     outer = fuse_loops(sch, spatial) if spatial else reduce[0]
     if spatial:

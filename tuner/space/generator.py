@@ -29,7 +29,7 @@ from typing import Any
 
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
-from schedule.instruction import _RV, PRIMITIVES
+from schedule.instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV
 from tir import IRModule, PrimFunc
 
 from .auto_inline import inline_producers
@@ -45,6 +45,7 @@ OPTIONAL_ON_REPLAY = frozenset({"vectorize"})
 MUTATION_ATTEMPTS = 8
 
 Rule = Callable[[Schedule, str, Target], None]
+Handle = BlockRV | LoopRV | ExprRV
 
 # Block kind -> (GPU rule, CPU rule).
 _RULES: dict[BlockKind, tuple[Rule, Rule]] = {
@@ -154,7 +155,7 @@ class SpaceGenerator:
         mutated traces, whose result records only the instructions that applied."""
         decisions = decisions or {}
         sch = Schedule(mod)
-        handles: dict[_RV, Any] = {}
+        handles: dict[Handle, Any] = {}
         for number, inst in enumerate(trace.insts):
             prim = PRIMITIVES[inst.kind]
             args = {k: _map_handles(v, handles) for k, v in inst.args.items()}
@@ -181,8 +182,10 @@ class SpaceGenerator:
         return sch
 
 
-def _map_handles(value, handles: dict[_RV, Any]):
-    if isinstance(value, _RV):
+def _map_handles(value, handles: dict[Handle, Any]):
+    if isinstance(value, (BlockRV, LoopRV, ExprRV)):
+        if value not in handles:
+            raise ScheduleError("the trace uses a handle before an instruction made it")
         return handles[value]
     if isinstance(value, (list, tuple)):
         return [_map_handles(v, handles) for v in value]

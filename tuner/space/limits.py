@@ -1,14 +1,15 @@
 """The limits a sampled candidate must respect, and the error that names the one it breaks.
 
-The design-space rules (multi_level_tiling.py, elementwise.py) keep their samples
-within the target's limits where they can, but a tiling is drawn one loop at a time
-and a mutated decision is replayed without the rules, so ``check_limits`` looks at
+The design-space rules (multi_level_tiling.py, elementwise.py) draw their tiles and
+thread counts within the limits, but a mutated decision is replayed without the
+rules, and the lowering may allocate a shared tile larger than the rules counted
+(it cuts a predicated region only in simple forms), so ``check_limits`` looks at
 the finished module: threads per thread group and one extent per thread axis on a
 GPU, shared memory per thread group (measured on the compacted buffers, as the
 lowering will allocate them), and the size of per-thread ("local") arrays, which
-the space caps itself. ``SpaceError`` names the broken limit; the generator
-re-samples on it and the search counts a candidate that raises it as invalid,
-before anything is built or measured.
+the space caps itself. ``SpaceError`` names the broken limit; the generator draws
+again on it, and the search counts a candidate that raises it as invalid, before
+anything is built or measured.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ UNROLL_KEY = "pragma_auto_unroll_max_step"
 
 
 class BlockKind(Enum):
+    """The rule a block gets (UNSCHEDULED: none; the lowering binds what is left on a GPU)."""
+
     MULTI_LEVEL_TILING = "multi_level_tiling"
     REDUCTION = "reduction"
     ELEMENTWISE = "elementwise"
@@ -90,7 +92,7 @@ def has_reuse(block: Block) -> bool:
         return False
     spatial = {iv.var for iv in block.iter_vars if iv.kind is IterKind.SPATIAL}
     for region in reads:
-        used = set()
+        used: set[Var] = set()
         for rng in region.region:
             used |= set(collect_vars(rng.min)) | set(collect_vars(rng.extent))
         if spatial - used:
@@ -99,6 +101,7 @@ def has_reuse(block: Block) -> bool:
 
 
 def classify(state: ScheduleState, block: Block) -> BlockKind:
+    """The rule for ``block`` by its structure (see the module docstring)."""
     kinds = {iv.kind for iv in block.iter_vars}
     if not kinds or kinds - {IterKind.SPATIAL, IterKind.REDUCE}:
         return BlockKind.UNSCHEDULED
@@ -135,5 +138,6 @@ def annotate_unroll(sch: Schedule, loop: LoopRV) -> None:
 
 
 def loop_extent(sch: Schedule, loop: LoopRV) -> int | None:
+    """The loop's extent when it is a constant."""
     extent = sch.get(loop).extent
     return extent.value if isinstance(extent, IntImm) else None
