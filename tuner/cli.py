@@ -28,8 +28,9 @@ from tir.function import IRModule, PrimFunc
 from . import workloads
 from .database import Database, DatabaseError
 
-console = Console()
-errors = Console(stderr=True)
+# Wide enough that tables piped to a file or a test keep one row per line.
+console = Console(width=None if sys.stdout.isatty() else 200)
+errors = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 class CommandError(Exception):
@@ -140,7 +141,7 @@ def _workload(args):
     shape = ",".join(str(v) for v in sizes.values())
 
     def reference(arrays):
-        return workload.reference(*arrays[: len(arrays) - 1], **sizes)
+        return workload.reference(*arrays, **sizes)
 
     return mod, f"{args.workload}[{shape}]", reference
 

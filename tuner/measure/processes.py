@@ -107,7 +107,7 @@ class Child:
 def _forked_child(entry: Entry, conn: Connection, tuner_end: Connection, tuner_pid: int) -> None:
     with contextlib.suppress(OSError):
         os.setpgrp()
-    pass  # else this child's own copy would keep its pipe open after the tuner dies
+    tuner_end.close()  # else this child's own copy would keep its pipe open after the tuner dies
     _die_with(tuner_pid)
     entry(conn)
 
@@ -123,6 +123,6 @@ def _die_with(tuner_pid: int) -> None:
     """Have the kernel kill this process when the tuner dies (Linux); exit if it already has."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
-            pass
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != tuner_pid:
         os._exit(0)
