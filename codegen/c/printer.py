@@ -45,9 +45,10 @@ class CPrinter(CFamilyPrinter):
         return "\n".join([f"void {symbol}({params}) {{", *self.lines, "}"])
 
     def type_of(self, dtype: str) -> str:
+        name = super().type_of(dtype)
         if _dt.lanes_of(dtype) > 1:
             self.needs.add(f"vector:{dtype}")
-        return super().type_of(dtype)
+        return name
 
     def thread_loop(self, loop: For) -> None:
         self.serial_loop(loop)

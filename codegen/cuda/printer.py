@@ -50,9 +50,10 @@ class CUDAPrinter(CFamilyPrinter):
         return super().binary(node, op, prec)
 
     def type_of(self, dtype: str) -> str:
+        name = super().type_of(dtype)
         if _dt.element_of(dtype) == "float16":
             self.needs.add("half")
-        return super().type_of(dtype)
+        return name
 
 
 _LANES = "xyzw"

@@ -8,7 +8,9 @@ a kernel writing to address 0 is "runtime_error" and one that loops forever is
 runner. A compiler that hangs (an #include of a FIFO nobody writes) is a build
 "timeout" and leaves no compiler behind. The expected outputs come from a numpy
 reference when given, else from the C build of the workload, which is checked
-against tir.interpret. Ctrl-C stops every child process.
+against tir.interpret. Ctrl-C stops every child process, and so does killing
+the tuner outright. On an NVIDIA GPU (``-m gpu``) the same for CUDA candidates,
+with a faulting kernel, a hanging kernel and an NVRTC error.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from codegen.build import generate_source
 from tuner import workloads
 from tuner.database import STATUSES
 from tuner.measure import Candidate, MeasureError, Measurer, MeasureResult
+from tuner.measure.arrays import mismatch
 from tuner.space import SpaceGenerator
 
 SIZE = 64
@@ -40,7 +43,7 @@ HANG_SOURCE = SIGNATURE + " { volatile int spin = 1; while (spin) { } }\n"
 NO_WRITE_SOURCE = SIGNATURE + " { }\n"
 
 
-def _program(body: str, size: int = SIZE, header: str = "") -> tir.IRModule:
+def _program(body: str, size: int = SIZE) -> tir.IRModule:
     n = size
     return tir.parse(
         f"""
@@ -48,7 +51,7 @@ def _program(body: str, size: int = SIZE, header: str = "") -> tir.IRModule:
 class Module:
     @T.prim_func
     def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-             C: T.Buffer(({n}, {n}), "float32")){header}:
+             C: T.Buffer(({n}, {n}), "float32")):
         for i, j, k in T.grid({n}, {n}, {n}):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -251,7 +254,7 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
-def test_children_die_with_a_killed_tuner():
+def test_children_die_with_a_killed_tuner(tmp_path):
     script = f"""
 import os, sys
 sys.path.insert(0, {str(Path(__file__).parents[2])!r})
@@ -262,13 +265,18 @@ m.measure([_scheduled(0)])
 print(*m.pids, flush=True)
 os.kill(os.getpid(), 9)
 """
-    tuner = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    children = [int(pid) for pid in tuner.stdout.split()]
-    assert len(children) == 2, tuner.stderr
+    output = tmp_path / "pids"
+    with output.open("w") as stdout:  # a file: a pipe would stay open as long as any child lives
+        subprocess.run([sys.executable, "-c", script], stdout=stdout, timeout=120, check=False)
+    children = [int(pid) for pid in output.read_text().split()]
+    assert len(children) == 2
     deadline = time.monotonic() + 10
     while any(_running(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_running(pid) for pid in children)
+    survivors = [pid for pid in children if _running(pid)]
+    for pid in survivors:  # leave no orphan behind, even when failing
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
 
 
 def test_random_arguments_are_seeded_and_away_from_zero():
@@ -324,3 +332,16 @@ def test_cuda_candidates_are_checked_timed_and_survive_faults_and_hangs():
     assert faulted.status == "runtime_error" and "main_kernel0" in faulted.error
     assert hung.status == "timeout"
     assert broken.status == "compile_error" and "NVRTC" in broken.error
+
+
+def test_float16_tolerance_grows_with_the_terms_summed():
+    expected = np.full((4, 4), 100.0, dtype=np.float16)
+    off = expected.copy()
+    off[2, 3] = 103.0  # 3% off
+    assert mismatch("C", expected.copy(), expected) is None
+    message = mismatch("C", off, expected)
+    assert "at 1 of 16 elements: max abs error 3; first at index (2, 3): got 103, expected 100" in message
+    assert "(rtol=0.01, atol=0.01)" in message
+    assert mismatch("C", off, expected, terms=1024) is None  # rtol 0.04 for 1024-term sums
+    wide = expected.astype(np.float32)
+    assert mismatch("C", off.astype(np.float32), wide, terms=1024) is not None  # float32 does not grow

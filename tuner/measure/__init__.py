@@ -101,6 +101,7 @@ class Measurer:
         self._builder = BuildPool(workers or os.cpu_count() or 1, build_timeout)
         self._runner: RunnerProcess | None = None
         outputs = written_params(func)
+        arguments = random_arguments(func, seed)
         if not outputs:
             raise MeasureError(
                 f"function {func.name} writes none of its parameters: there is nothing to measure"
@@ -109,13 +110,14 @@ class Measurer:
             target=str(self.target),
             device=self.device,
             function=self._function,
-            arguments=random_arguments(func, seed),
+            arguments=arguments,
             outputs=tuple(outputs),
             output_names=tuple(func.params[i].name for i in outputs),
             poisoned=tuple(outputs),
             expected=None,
             repeat=repeat,
             min_repeat_seconds=min_repeat_seconds,
+            terms=tir.flop_count(func) / (2 * sum(arguments[i].size for i in outputs)),
         )
         try:
             # The target's runner first: where the target cannot run, that is the error to see.
@@ -240,7 +242,7 @@ class Measurer:
         arguments = fresh_arguments(config.arguments, config.poisoned)
         tir.interpret(self.workload, *arguments, func_name=self._function)
         for index, name, c_output in zip(config.outputs, config.output_names, expected):
-            problem = mismatch(name, c_output, arguments[index])
+            problem = mismatch(name, c_output, arguments[index], config.terms)
             if problem is not None:
                 raise MeasureError(
                     f"the unscheduled {func.name}, built for C, disagrees with tir.interpret: {problem}. "

@@ -19,9 +19,13 @@ from tir.dtype import is_float
 from tir.functor import post_order_visit
 from tir.stmt import BufferStore
 
-# (rtol, atol) per element type. float16 keeps 11 bits: a reordered reduction (tiles, vectors)
-# legitimately moves the result by about 1%, so its tolerance is ten times float32's.
+# (rtol, atol) per element type. float16 keeps 11 bits: summing a few dozen terms in another
+# order (tiles, vectors) or with other rounding (CUDA's half operations, C's float intermediates)
+# moves the result by about 1%, so its tolerance is ten times float32's, and it grows with the
+# square root of the number of terms per output beyond FLOAT16_TERMS (rounding errors add up
+# like a random walk).
 TOLERANCES = {"float16": (1e-2, 1e-2), "float32": (1e-3, 1e-3), "float64": (1e-3, 1e-3)}
+FLOAT16_TERMS = 64
 EXACT = (0.0, 0.0)
 
 
@@ -82,15 +86,20 @@ def _poison(dtype: np.dtype):
     return True
 
 
-def tolerance(dtype: np.dtype | str) -> tuple[float, float]:
-    return TOLERANCES.get(np.dtype(dtype).name, EXACT)
+def tolerance(dtype: np.dtype | str, terms: float = 1.0) -> tuple[float, float]:
+    """(rtol, atol) for outputs of ``dtype`` that each sum about ``terms`` products."""
+    rtol, atol = TOLERANCES.get(np.dtype(dtype).name, EXACT)
+    if np.dtype(dtype) == np.float16:
+        scale = max(1.0, terms / FLOAT16_TERMS) ** 0.5
+        return rtol * scale, atol * scale
+    return rtol, atol
 
 
-def mismatch(name: str, actual: np.ndarray, expected: np.ndarray) -> str | None:
+def mismatch(name: str, actual: np.ndarray, expected: np.ndarray, terms: float = 1.0) -> str | None:
     """``None`` when ``actual`` matches ``expected`` within the dtype's tolerance, else what differs."""
     if actual.shape != expected.shape:
         return f"output {name} has shape {actual.shape}, expected {expected.shape}"
-    rtol, atol = tolerance(expected.dtype)
+    rtol, atol = tolerance(expected.dtype, terms)
     wide_actual, wide_expected = actual.astype(np.float64), expected.astype(np.float64)
     close = np.isclose(wide_actual, wide_expected, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():

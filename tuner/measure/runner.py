@@ -16,6 +16,7 @@ and either way the tuner starts a new one and goes on.
 from __future__ import annotations
 
 import math
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -54,7 +55,8 @@ class RunnerConfig:
     ``outputs`` are the indices of the parameters compared (the ones the workload writes),
     ``output_names`` their names, ``poisoned`` the outputs that start as NaN (all, unless the
     workload reads one before writing it), ``expected`` the arrays in ``outputs`` order (None
-    while the runner computes them).
+    while the runner computes them), ``terms`` about how many products each output element
+    sums (float16's tolerance grows with it).
     """
 
     target: str
@@ -67,6 +69,7 @@ class RunnerConfig:
     expected: list | None
     repeat: int
     min_repeat_seconds: float
+    terms: float = 1.0
     max_number: int = 1000
 
 
@@ -91,7 +94,9 @@ class _Session:
 
     def __init__(self, config: RunnerConfig):
         self.config = config
-        self.load = runtime_loader(Target.parse(config.target), config.device)
+        target = Target.parse(config.target)
+        self.on_gpu = target.is_gpu
+        self.load = runtime_loader(target, config.device)
         # An empty module asks the runtime which device it runs on without compiling a kernel.
         empty_source, _ = generate_source(IRModule({}), config.target)
         self.device_name: str = self.load(empty_source, []).device_name
@@ -108,24 +113,27 @@ class _Session:
         except Exception as error:
             return ("result", _status_of(error), (), _message(error))
 
-    def _run_once(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[Any, list]:
+    def _run_once(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[Any, list, float]:
+        """The loaded module, the arguments after one call, and the seconds the call took."""
         module = self.load(source, functions)
         arguments = fresh_arguments(self.config.arguments, self.config.poisoned)
+        started = time.perf_counter()
         module.run(self.config.function, arguments)
-        return module, arguments
+        return module, arguments, time.perf_counter() - started
 
     def _outputs(self, source: str, functions: Sequence[CompiledFunction]) -> list:
-        _, arguments = self._run_once(source, functions)
+        _, arguments, _ = self._run_once(source, functions)
         return [arguments[index] for index in self.config.outputs]
 
     def _measure(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[str, tuple, str]:
         config = self.config
-        module, arguments = self._run_once(source, functions)
+        module, arguments, seconds = self._run_once(source, functions)
         for index, name, expected in zip(config.outputs, config.output_names, config.expected):
-            problem = mismatch(name, arguments[index], expected)
+            problem = mismatch(name, arguments[index], expected, config.terms)
             if problem is not None:
                 return "wrong_result", (), problem
-        (estimate,) = module.time(config.function, arguments, 1, 1)
+        # A GPU call also copies the arrays both ways: time the kernels alone to choose `number`.
+        estimate = module.time(config.function, arguments, 1, 1)[0] if self.on_gpu else seconds
         wanted = math.ceil(config.min_repeat_seconds / estimate) if estimate > 0 else config.max_number
         number = max(1, min(config.max_number, wanted))
         return "ok", tuple(module.time(config.function, arguments, number, config.repeat)), ""
