@@ -91,7 +91,7 @@ def tune(
         mod = IRModule.from_func(mod)
     target = Target.parse(target)
     name = workload_name or next(iter(mod.functions))
-    batch_size = batch_size or (16 if target.is_gpu else 8)
+    batch_size = batch_size or 8
     database = db if isinstance(db, Database) else Database(db)
     key = database.commit_workload(mod, name)
     flops = tir.flop_count(mod[next(iter(mod.functions))])
@@ -160,7 +160,9 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
     flops = tir.flop_count(mod[next(iter(mod.functions))])
-    randoms = _unique(_samples(space, mod, rng, count * (4 if guided else 1)), seen)
+    # Until the model has trained its scores mean nothing: the first batch is random samples.
+    guided = guided and model.is_trained
+    randoms = _samples(space, mod, rng, count * (8 if guided else 1), seen)
     if not guided:
         return _featurize(randoms[:count], target, flops), time.perf_counter() - started
     population = randoms + _unique(_records_as_schedules(database, key, target, device, mod), set())
@@ -180,15 +182,20 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     return chosen[:count], time.perf_counter() - started
 
 
-def _samples(space, mod, rng, count) -> list[Schedule]:
-    found = []
-    for _ in range(count * 2):
+def _samples(space, mod, rng, count, seen: set[str]) -> list[Schedule]:
+    """Up to ``count`` random candidates not in ``seen`` (a resumed run skips what it measured)."""
+    found, keys = [], set(seen)
+    for _ in range(count * 4):
         if len(found) == count:
             break
         try:
-            found.append(space.sample(mod, rng.randrange(1 << 31)))
+            sch = space.sample(mod, rng.randrange(1 << 31))
         except SpaceError:
             continue
+        trace_key = _trace_key(sch.trace.as_json())
+        if trace_key not in keys:
+            keys.add(trace_key)
+            found.append(sch)
     return found
 
 
