@@ -24,12 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from codegen import build  # noqa: E402
 from schedule import Schedule  # noqa: E402
-from tests.codegen.seed_kernels import _matmul_program as matmul_program  # noqa: E402
 from tests.codegen.seed_kernels import matmul_local, matmul_shared  # noqa: E402
+from tuner import workloads  # noqa: E402
 
 
 def naive(n: int):
-    sch = Schedule(matmul_program(n))
+    sch = Schedule(workloads.matmul(n, n, n))
     block = sch.get_block("C", "main")
     i, j, k = sch.get_loops(block)
     i0, i1 = sch.split(i, [None, 16])

@@ -142,10 +142,10 @@ def _record_thread_loop(kernel: DeviceKernel, loop: For) -> None:
 
 
 def _bytes(buffer: Buffer, kernel_name: str) -> int:
-    shape = buffer.static_shape()
-    if shape is None:
+    size = buffer.static_nbytes()
+    if size is None:
         raise BuildError(f"kernel {kernel_name}: {buffer.scope} buffer {buffer.name} has no constant size")
-    return math.prod(shape) * _dt.bytes_of(buffer.dtype)
+    return size
 
 
 def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
@@ -172,8 +172,6 @@ def check_dtypes(func: PrimFunc, target: Target, where: str) -> None:
 
     def visit(node) -> None:
         dtype = getattr(node, "dtype", None)
-        if isinstance(node, Buffer):
-            dtype = node.dtype
         if isinstance(dtype, str):
             seen.add(_dt.element_of(dtype))
 

@@ -57,6 +57,16 @@ class Buffer:
     def full_region(self) -> BufferRegion:
         return BufferRegion(self, tuple(Range(const(0, s.dtype), s) for s in self.shape))
 
+    def static_nbytes(self) -> int | None:
+        """Bytes the buffer occupies, or None when a dimension is symbolic."""
+        shape = self.static_shape()
+        if shape is None:
+            return None
+        size = _dt.bytes_of(self.dtype)
+        for extent in shape:
+            size *= extent
+        return size
+
     def static_shape(self) -> tuple[int, ...] | None:
         """The shape as Python ints, or None when a dimension is symbolic."""
         out = []

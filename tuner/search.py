@@ -110,18 +110,18 @@ def tune(
             while result.trials < trials:
                 count = min(batch_size, trials - result.trials)
                 pool, scored_seconds = _propose(
-                    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided
+                    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops
                 )
                 feature_seconds += scored_seconds
                 if not pool:
                     bar.note("the design space has no unmeasured candidate left")
                     break
-                results = measurer.measure([Candidate(c.trace.as_json(), c.mod) for c in pool])
+                results = measurer.measure([Candidate(c.trace_json, c.mod) for c in pool])
                 features, throughputs = [], []
                 for candidate, measured in zip(pool, results):
                     record = _record(key, target, device, candidate, measured, flops, seed)
                     database.add(record)
-                    seen.add(_trace_key(record.trace))
+                    seen.add(candidate.key)
                     result.trials += 1
                     result.errors += measured.status != "ok"
                     if record.gflops and record.gflops > result.best_gflops:
@@ -141,9 +141,13 @@ def tune(
     return result
 
 
-@dataclass
+@dataclass(eq=False)
 class _Scored:
+    """A candidate with its trace (as JSON and as the key that deduplicates it) and its features."""
+
     sch: Schedule
+    trace_json: dict
+    key: str
     features: np.ndarray
     score: float = 0.0
 
@@ -156,77 +160,69 @@ class _Scored:
         return self.sch.mod
 
 
-def _propose(space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided):
+def _propose(space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops):
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
-    flops = tir.flop_count(mod[next(iter(mod.functions))])
+    keys = set(seen)
+
+    def admit(schedules) -> list[_Scored]:
+        """The schedules neither measured nor proposed yet this round, with their features."""
+        fresh = []
+        for sch in schedules:
+            trace_json = sch.trace.as_json()
+            trace_key = _trace_key(trace_json)
+            if trace_key not in keys:
+                keys.add(trace_key)
+                fresh.append(_Scored(sch, trace_json, trace_key, _features(sch, target, flops)))
+        return fresh
+
     # Until the model has trained its scores mean nothing: the first batch is random samples.
     guided = guided and model.is_trained
-    randoms = _samples(space, mod, rng, count * (8 if guided else 1), seen)
+    population = _sample_new(space, mod, rng, count * (8 if guided else 1), admit)
     if not guided:
-        return _featurize(randoms[:count], target, flops), time.perf_counter() - started
-    population = randoms + _unique(_records_as_schedules(database, key, target, device, mod), set())
-    population = _featurize(population, target, flops)
+        return population[:count], time.perf_counter() - started
+    # The best records so far breed but are not measured again.
+    elders = [
+        _Scored(sch, sch.trace.as_json(), "", _features(sch, target, flops))
+        for sch in _records_as_schedules(database, key, target, device, mod)
+    ]
     for _generation in range(2):
-        _score(model, population)
-        parents = sorted(population, key=lambda c: -c.score)[: max(4, count)]
-        children = [space.mutate(p.trace, mod, rng) for p in parents for _ in range(2)]
-        population += _featurize(_unique([c for c in children if c is not None], seen), target, flops)
+        _score(model, population + elders)
+        parents = sorted(population + elders, key=lambda c: -c.score)[: max(4, count)]
+        population += admit(child for p in parents for child in _mutants(space, p, mod, rng))
     _score(model, population)
-    fresh = _unique_scored([c for c in population if _trace_key(c.trace.as_json()) not in seen])
-    explore = min(len(fresh), math.ceil(epsilon * count))
-    ranked = sorted(fresh, key=lambda c: -c.score)
-    chosen = ranked[: count - explore]
-    rest = [c for c in fresh if c not in chosen]
-    chosen += rng.sample(rest, min(explore, len(rest)))
-    return chosen[:count], time.perf_counter() - started
+    ranked = sorted(population, key=lambda c: -c.score)
+    exploit = count - min(len(ranked), math.ceil(epsilon * count))
+    chosen, rest = ranked[:exploit], ranked[exploit:]
+    chosen += rng.sample(rest, min(count - len(chosen), len(rest)))
+    return chosen, time.perf_counter() - started
 
 
-def _samples(space, mod, rng, count, seen: set[str]) -> list[Schedule]:
-    """Up to ``count`` random candidates not in ``seen`` (a resumed run skips what it measured)."""
-    found, keys = [], set(seen)
+def _sample_new(space, mod, rng, count, admit) -> list[_Scored]:
+    """Up to ``count`` random candidates that ``admit`` accepts (a resumed run skips what it measured)."""
+    found: list[_Scored] = []
     for _ in range(count * 4):
         if len(found) == count:
             break
         try:
-            sch = space.sample(mod, rng.randrange(1 << 31))
+            found += admit([space.sample(mod, rng.randrange(1 << 31))])
         except SpaceError:
             continue
-        trace_key = _trace_key(sch.trace.as_json())
-        if trace_key not in keys:
-            keys.add(trace_key)
-            found.append(sch)
     return found
 
 
-def _unique(schedules: list[Schedule], seen: set[str]) -> list[Schedule]:
-    kept, keys = [], set(seen)
-    for sch in schedules:
-        trace_key = _trace_key(sch.trace.as_json())
-        if trace_key not in keys:
-            keys.add(trace_key)
-            kept.append(sch)
-    return kept
+def _mutants(space, parent: _Scored, mod, rng, children: int = 2):
+    for _ in range(children):
+        child = space.mutate(parent.trace, mod, rng)
+        if child is not None:
+            yield child
 
 
-def _unique_scored(candidates: list[_Scored]) -> list[_Scored]:
-    kept, keys = [], set()
-    for candidate in candidates:
-        trace_key = _trace_key(candidate.trace.as_json())
-        if trace_key not in keys:
-            keys.add(trace_key)
-            kept.append(candidate)
-    return kept
-
-
-def _featurize(schedules: list[Schedule], target: Target, flops) -> list[_Scored]:
-    scored = []
-    for sch in schedules:
-        try:
-            scored.append(_Scored(sch, extract_features(sch.mod, target, flops)))
-        except Exception:  # noqa: BLE001 - a candidate the lowering rejects is measured and recorded as invalid
-            scored.append(_Scored(sch, np.zeros(FEATURE_LENGTH, dtype=np.float32)))
-    return scored
+def _features(sch: Schedule, target: Target, flops: int) -> np.ndarray:
+    try:
+        return extract_features(sch.mod, target, flops)
+    except Exception:  # noqa: BLE001 - a candidate the lowering rejects is measured and recorded as invalid
+        return np.zeros(FEATURE_LENGTH, dtype=np.float32)
 
 
 def _score(model: CostModel, population: list[_Scored]) -> None:
@@ -254,7 +250,7 @@ def _record(key, target, device, candidate: _Scored, measured, flops: int, seed:
         workload_key=key,
         target=str(target),
         device=device,
-        trace=candidate.trace.as_json(),
+        trace=candidate.trace_json,
         run_secs=tuple(measured.run_secs) if ok else (),
         gflops=flops / measured.mean_secs / 1e9 if ok and measured.mean_secs else None,
         status=measured.status,

@@ -11,8 +11,6 @@ alignment, so unaligned vector loads are fine; global scratch buffers are
 
 from __future__ import annotations
 
-import math
-
 from tir import dtype as _dt
 from tir.buffer import Buffer
 from tir.function import PrimFunc
@@ -64,16 +62,11 @@ class CPrinter(CFamilyPrinter):
 
     def stmt_Allocate(self, node: Allocate) -> None:
         buffer = node.buffer
-        shape = buffer.static_shape()
-        size = math.prod(shape) if shape is not None else None
-        if (
-            size is not None
-            and buffer.scope != "global"
-            and size * _dt.bytes_of(buffer.dtype) <= STACK_LIMIT_BYTES
-        ):
+        nbytes = buffer.static_nbytes()
+        if nbytes is not None and buffer.scope != "global" and nbytes <= STACK_LIMIT_BYTES:
             super().stmt_Allocate(node)
             return
-        count = self.expr(_product(buffer)).at(MUL) if size is None else str(size)
+        count = self.expr(_product(buffer)).at(MUL)
         element, name = self.type_of(buffer.dtype), self.name_of(buffer)
         self.emit(f"{element}* {name} = ({element}*)malloc(sizeof({element}) * {count});")
         self.stmt(node.body)

@@ -1,5 +1,8 @@
 """The seed notebook's four scheduled programs, built with its verbatim schedule functions.
 
+The matmul and window sum are tuner.workloads' (the notebook's programs at any size);
+vector add is written here.
+
 ``SEED_KERNELS[name](size)`` returns the scheduled IRModule: vector add (split and
 bind), window sum (cache_read to shared memory with cooperative fetching), matmul
 with local blocking (``blocking(sch, 8, 8, 8, 8, 4)``) and matmul with shared-memory
@@ -17,9 +20,10 @@ import tir
 from schedule import Schedule
 from tests.schedule.seed_notebook import blocking, blocking_with_shared
 from tir import T
+from tuner import workloads
 
 
-def _vector_add_program(n: int) -> tir.IRModule:
+def vector_add_program(n: int) -> tir.IRModule:
     @T.prim_func
     def main(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), C: T.Buffer((n,), "float32")):
         T.func_attr({"global_symbol": "main", "tir.noalias": True})
@@ -31,34 +35,8 @@ def _vector_add_program(n: int) -> tir.IRModule:
     return tir.IRModule.from_func(main)
 
 
-def _window_sum_program(n: int) -> tir.IRModule:
-    @T.prim_func
-    def main(A: T.Buffer((n + 2,), "float32"), B: T.Buffer((n,), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i in T.grid(n):
-            with T.block("B"):
-                vi = T.axis.remap("S", [i])
-                B[vi] = A[vi] + A[vi + 1] + A[vi + 2]
-
-    return tir.IRModule.from_func(main)
-
-
-def _matmul_program(n: int) -> tir.IRModule:
-    @T.prim_func
-    def main(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"), C: T.Buffer((n, n), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(n, n, n):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-    return tir.IRModule.from_func(main)
-
-
 def vector_add(n: int = 1024) -> tir.IRModule:
-    sch = Schedule(_vector_add_program(n))
+    sch = Schedule(vector_add_program(n))
     block_C = sch.get_block("C", "main")
     (i,) = sch.get_loops(block_C)
     i0, i1 = sch.split(i, [None, 128])
@@ -68,7 +46,7 @@ def vector_add(n: int = 1024) -> tir.IRModule:
 
 
 def window_sum(n: int = 1024) -> tir.IRModule:
-    sch = Schedule(_window_sum_program(n))
+    sch = Schedule(workloads.window_sum(n))
     block_B = sch.get_block("B", "main")
     (i,) = sch.get_loops(block_B)
     i0, i1 = sch.split(i, [None, 128])
@@ -83,11 +61,11 @@ def window_sum(n: int = 1024) -> tir.IRModule:
 
 
 def matmul_local(n: int = 1024) -> tir.IRModule:
-    return blocking(Schedule(_matmul_program(n)), 8, 8, 8, 8, 4).mod
+    return blocking(Schedule(workloads.matmul(n, n, n)), 8, 8, 8, 8, 4).mod
 
 
 def matmul_shared(n: int = 1024) -> tir.IRModule:
-    return blocking_with_shared(Schedule(_matmul_program(n)), 8, 8, 8, 8, 8).mod
+    return blocking_with_shared(Schedule(workloads.matmul(n, n, n)), 8, 8, 8, 8, 8).mod
 
 
 SEED_KERNELS: dict[str, Callable[[int], tir.IRModule]] = {

@@ -9,8 +9,9 @@ from codegen import BuildError, Target, build
 from codegen.build import generate_source
 from codegen.target import TargetError
 from schedule import Schedule
-from tests.codegen.seed_kernels import SEED_KERNELS, _matmul_program, _vector_add_program
+from tests.codegen.seed_kernels import SEED_KERNELS, vector_add_program
 from tir import T
+from tuner import workloads
 
 
 @T.prim_func
@@ -29,7 +30,7 @@ def test_dtype_the_target_lacks():
 
 
 def test_thread_tag_with_two_extents_names_both_loops():
-    sch = Schedule(_vector_add_program(256))
+    sch = Schedule(vector_add_program(256))
     block = sch.get_block("C")
     (i,) = sch.get_loops(block)
     i0, i1 = sch.split(i, [None, 128])
@@ -44,7 +45,7 @@ def test_thread_tag_with_two_extents_names_both_loops():
 
 
 def big_shared_matmul(tile: int):
-    sch = Schedule(_matmul_program(256))
+    sch = Schedule(workloads.matmul(256, 256, 256))
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
     i0, i1 = sch.split(i, [None, tile])
@@ -68,7 +69,7 @@ def test_kernel_over_threadgroup_memory_names_the_limit():
 
 
 def test_kernel_over_thread_limit():
-    sch = Schedule(_vector_add_program(4096))
+    sch = Schedule(vector_add_program(4096))
     (i,) = sch.get_loops(sch.get_block("C"))
     i0, i1 = sch.split(i, [None, 2048])
     sch.bind(i0, "blockIdx.x")
@@ -97,7 +98,7 @@ def main(a: T.handle, b: T.handle):
 
 
 def test_loop_outside_every_kernel():
-    sch = Schedule(_vector_add_program(256))
+    sch = Schedule(vector_add_program(256))
     (i,) = sch.get_loops(sch.get_block("C"))
     i0, i1 = sch.split(i, [None, 128])
     sch.bind(i1, "threadIdx.x")

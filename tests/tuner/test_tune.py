@@ -54,3 +54,14 @@ def test_apply_best_without_a_record_says_what_was_looked_up(tuned):
         apply_best(mod, "cuda", db)
     with pytest.raises(NoRecordError, match="tune it first"):
         apply_best(workloads.make("matmul", "32,32,32"), "c", db)
+
+
+def test_guided_rounds_once_the_model_has_trained(tmp_path):
+    mod = workloads.make("matmul", "32,32,32")
+    result = tune(mod, "c", trials=20, db=tmp_path / "g.db", batch_size=4, progress=False)
+    # the cost model trains at 16 samples, so the fifth round is chosen by it
+    assert result.trials == 20 and result.errors == 0
+    assert (tmp_path / "g.db.c.model.json").exists()
+    with Database(tmp_path / "g.db") as database:
+        predicted = [r.meta["predicted"] for r in database.records(workload_key(mod), "c")]
+    assert len(set(predicted[16:])) > 1

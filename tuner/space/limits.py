@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from codegen.target import Target
 from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
-from tir.dtype import bytes_of
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 
@@ -114,18 +113,8 @@ def _allocated(kernel, scope: str) -> list[Buffer]:
     return found
 
 
-def buffer_bytes(buffer: Buffer) -> int | None:
-    """Bytes of a buffer with a constant shape (None if the shape is symbolic)."""
-    size = bytes_of(buffer.dtype)
-    for extent in buffer.shape:
-        if not isinstance(extent, IntImm):
-            return None
-        size *= extent.value
-    return size
-
-
 def _check_shared_memory(kernel, number: int, target: Target) -> None:
-    sizes = [buffer_bytes(b) for b in _allocated(kernel, "shared")]
+    sizes = [b.static_nbytes() for b in _allocated(kernel, "shared")]
     total = sum(s for s in sizes if s is not None)
     if total > target.max_shared_memory_bytes:
         raise SpaceError(
@@ -138,7 +127,7 @@ def _check_shared_memory(kernel, number: int, target: Target) -> None:
 def _check_local_arrays(func: PrimFunc, target: Target) -> None:
     limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
     for buffer in _allocated(func.body, "local"):
-        size = buffer_bytes(buffer)
+        size = buffer.static_nbytes()
         if size is not None and size > limit:
             raise SpaceError(
                 f"the per-thread array {buffer.name} takes {size} bytes, above the "
