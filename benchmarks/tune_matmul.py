@@ -8,8 +8,9 @@ Each size is tuned from an empty database (in a temporary folder unless --db is
 given); the best record is then rebuilt with apply_best, checked against float64
 numpy and timed again next to the anchors (numpy on the CPU; cuBLAS and Triton
 fp32 on the GPU). --compare-random tunes each seed twice with the same budget,
-guided by the cost model and by random sampling of the same space, and prints
-the best GFLOPS of both.
+guided by the cost model and by random sampling of the same space, then re-times
+the best kernel of every run side by side in one runner (median of 5 interleaved
+rounds) and prints both, with each run's best after 1/4, 1/2 and 3/4 of the trials.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.gemm import check, gpu_anchors, median_seconds  # noqa: E402
 from codegen import build  # noqa: E402
 from tuner import apply_best, tune, workloads  # noqa: E402
+from tuner.database import Database  # noqa: E402
+from tuner.measure import Candidate, Measurer  # noqa: E402
 
 
 def tune_size(n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True):
@@ -69,13 +72,15 @@ def main() -> None:
         "--db", default=None, help="records database (default: a fresh temporary one per size)"
     )
     parser.add_argument("--compare-random", action="store_true")
+    parser.add_argument("--folder", default=None, help="where the databases go (default: a temporary folder)")
     parser.add_argument("--seeds", default="0")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     trials = [int(t) for t in args.trials.split(",")]
     trials = trials * len(sizes) if len(trials) == 1 else trials
     seeds = [int(s) for s in args.seeds.split(",")]
-    folder = Path(tempfile.mkdtemp(prefix="tune_matmul_"))
+    folder = Path(args.folder) if args.folder else Path(tempfile.mkdtemp(prefix="tune_matmul_"))
+    folder.mkdir(parents=True, exist_ok=True)
     if args.compare_random:
         compare(args.target, sizes[0], trials[0], seeds, folder)
         return
@@ -100,20 +105,68 @@ def main() -> None:
 
 
 def compare(target: str, n: int, budget: int, seeds: list[int], folder: Path) -> None:
-    guided, random = [], []
+    """Guided and random search per seed, then every run's best kernel re-timed side by side.
+
+    The best GFLOPS a run recorded is the maximum of noisy measurements, so a run that
+    measured many mediocre candidates can win by luck; re-timing the best kernel of every
+    run in one runner, interleaved over several rounds, compares what each search found.
+    """
+    checkpoints = sorted({budget // 4, budget // 2, 3 * budget // 4, budget} - {0})
+    runs = []
     for seed in seeds:
-        for label, results in (("guided", guided), ("random", random)):
-            _, result = tune_size(n, target, budget, folder / f"{label}_{seed}.db", seed, label == "guided")
-            results.append(result.best_gflops)
+        for label in ("guided", "random"):
+            db = folder / f"{label}_{seed}.db"
+            mod, result = tune_size(n, target, budget, db, seed, label == "guided")
+            curve = {t: g for t, g in result.history}
+            runs.append((label, seed, db, result))
             print(
-                f"  seed {seed} {label:<7} best {result.best_gflops:8.1f} GFLOPS in {result.seconds:.0f} s",
+                f"  seed {seed} {label:<7} best {result.best_gflops:8.1f} GFLOPS in {result.seconds:.0f} s "
+                f"({result.cost_model_seconds:.0f} s cost model); best after "
+                + ", ".join(f"{t}: {curve.get(t, 0.0):.0f}" for t in checkpoints)
+                + f"; mean of the last {budget // 2} candidates {mean_gflops(db, budget // 2):.0f}",
                 flush=True,
             )
+    retimed = retime_best(mod, target, [db for _, _, db, _ in runs], n)
+    print(f"{n}^3 on {target}, {budget} trials; best kernel of each run re-timed side by side (GFLOPS):")
+    print(f"  {'seed':>4} {'guided':>9} {'random':>9}   (recorded during tuning: guided, random)")
+    by_seed = {}
+    for (label, seed, _, result), gflops in zip(runs, retimed):
+        by_seed.setdefault(seed, {})[label] = (gflops, result.best_gflops)
+    for seed, pair in by_seed.items():
+        (g, g_tuning), (r, r_tuning) = pair["guided"], pair["random"]
+        print(f"  {seed:>4} {g:9.1f} {r:9.1f}   ({g_tuning:.1f}, {r_tuning:.1f})")
+    guided = [pair["guided"][0] for pair in by_seed.values()]
+    random = [pair["random"][0] for pair in by_seed.values()]
     wins = sum(g > r for g, r in zip(guided, random))
     print(
-        f"{n}^3, {budget} trials, seeds {seeds}: guided mean {statistics.fmean(guided):.1f} GFLOPS, "
-        f"random mean {statistics.fmean(random):.1f} GFLOPS; guided wins {wins} of {len(seeds)}"
+        f"  mean {statistics.fmean(guided):9.1f} {statistics.fmean(random):9.1f}   "
+        f"guided wins {wins} of {len(seeds)} seeds"
     )
+
+
+def mean_gflops(db: Path, last: int) -> float:
+    """Mean GFLOPS of the last ``last`` candidates measured (failures count 0): what the search proposes."""
+    with Database(db) as database:
+        records = database.records()[-last:]
+    return statistics.fmean(r.gflops or 0.0 for r in records) if records else 0.0
+
+
+def retime_best(mod, target: str, dbs: list[Path], n: int, rounds: int = 5) -> list[float]:
+    """GFLOPS of each database's best kernel, timed in one runner process in ``rounds``
+    interleaved rounds (median), so that every kernel sees the same machine."""
+    candidates = []
+    for db in dbs:
+        sch = apply_best(mod, target, db)
+        candidates.append(Candidate(sch.trace.as_json(), sch.mod))
+    workload = workloads.get_workload("matmul")
+    sizes = workload.sizes(f"{n},{n},{n}")
+    seconds: list[list[float]] = [[] for _ in candidates]
+    reference = lambda arrays: workload.reference(*arrays, **sizes)  # noqa: E731
+    with Measurer(mod, target, reference=reference, repeat=5, min_repeat_seconds=0.05) as measurer:
+        for _ in range(rounds):
+            for times, measured in zip(seconds, measurer.measure(candidates)):
+                times.append(measured.mean_secs)
+    return [2 * n**3 / statistics.median(times) / 1e9 for times in seconds]
 
 
 if __name__ == "__main__":

@@ -47,20 +47,25 @@ class CostModel:
     samples, so retraining at geometrically spaced sizes keeps the total a small
     multiple of one final training. Boosting stops at ``max_rounds``.
 
-    Deterministic given ``seed``: XGBoost runs on ``nthread`` threads with the
-    ``hist`` method and no row or column sampling, and the scores before the first
-    training come from a generator seeded with ``seed``.
+    Shallow trees (depth 3), a small learning rate and 70% of the features per tree:
+    the model trains on tens of noisy samples, and on the measured C matmul records
+    these settings ranked unseen candidates best (Spearman 0.50 against 0.44 for depth
+    6 at 64 samples; docs/ARCHITECTURE.md). Deterministic given ``seed``: XGBoost
+    runs on ``nthread`` threads with the ``hist`` method and draws its feature
+    columns from ``seed``, and the scores before the first training come from a
+    generator seeded with ``seed``.
     """
 
     def __init__(
         self,
         seed: int = 0,
         *,
-        min_new_samples: int = 16,
+        min_new_samples: int = 8,
         growth: float = 0.1,
-        max_rounds: int = 64,
-        max_depth: int = 6,
-        learning_rate: float = 0.2,
+        max_rounds: int = 150,
+        max_depth: int = 3,
+        learning_rate: float = 0.1,
+        column_sample: float = 0.7,
         nthread: int = 1,
     ):
         self.seed = seed
@@ -69,6 +74,7 @@ class CostModel:
         self.max_rounds = max_rounds
         self.max_depth = max_depth
         self.learning_rate = learning_rate
+        self.column_sample = column_sample
         self.nthread = nthread
         self.training_seconds = 0.0
         self.prediction_seconds = 0.0
@@ -146,6 +152,7 @@ class CostModel:
             "max_bin": 64,
             "max_depth": self.max_depth,
             "eta": self.learning_rate,
+            "colsample_bytree": self.column_sample,
             "min_child_weight": 1,
             "seed": self.seed,
             "nthread": self.nthread,
@@ -209,6 +216,7 @@ class CostModel:
             "max_rounds": self.max_rounds,
             "max_depth": self.max_depth,
             "learning_rate": self.learning_rate,
+            "column_sample": self.column_sample,
             "nthread": self.nthread,
             "trained_on": self._trained_on,
         }

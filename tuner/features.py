@@ -28,6 +28,7 @@ from tir import dtype as _dt
 from tir.analysis.flops import expr_flops
 from tir.arith import Analyzer
 from tir.arith.canonical import Simplifier
+from tir.arith.const_bound import ConstIntBound, const_int_bound
 from tir.buffer import Buffer
 from tir.expr import (
     EQ,
@@ -68,6 +69,10 @@ from tir.stmt import (
     Stmt,
 )
 
+from .space.limits import planned_allocations
+
+# Levels of the main store's loop nest described one by one, innermost first.
+NEST_LEVELS = 6
 FEATURE_NAMES: tuple[str, ...] = (
     "is_gpu",  # 1 for CUDA/Metal targets
     "log_flops",  # floating-point operations of one call
@@ -103,6 +108,17 @@ FEATURE_NAMES: tuple[str, ...] = (
     "log_shared_reuse",  # shared bytes loaded / shared bytes stored
     "log_local_reuse",  # local bytes loaded / local bytes stored
     "predicated_fraction",  # share of store executions under an `if`
+) + tuple(
+    # The loop nest of the main store, innermost level first (see _FeatureWalker._nest).
+    f"level{level}_{name}"
+    for level in range(NEST_LEVELS)
+    for name in (
+        "log_extent",
+        "kind",  # NEST_KIND_CODES
+        "is_reduction",  # 1 when the loop does not move the store (it accumulates)
+        "log_working_set",  # bytes the store's accesses touch in this loop and the loops inside it
+        "log_intensity",  # FLOPs per byte of that working set
+    )
 )
 FEATURE_LENGTH = len(FEATURE_NAMES)
 
@@ -114,6 +130,16 @@ UNROLL_ANNOTATION_KEYS = (
 )
 # The pass of the target pipeline that the features stop before (see the module docstring).
 _FIRST_CODEGEN_PASS = "vectorize_loop"
+# How a loop runs, as one number per level of the main store's nest; 0 is a level that does not exist.
+NEST_KIND_CODES = {
+    "serial": 1,
+    "unrolled": 2,
+    "vectorized": 3,
+    "parallel": 4,
+    "thread": 5,
+    "block": 6,
+    "vthread": 7,
+}
 _CPU_INNER_LANES = 16
 _GPU_SECTOR_BYTES = 32
 _CPU_LINE_BYTES = 64
@@ -154,8 +180,11 @@ def extract_batch(
 def lower_for_features(func: PrimFunc, target: Target | str) -> PrimFunc:
     """``func`` through ``target``'s lowering pipeline up to the vectorize and unroll passes."""
     target = Target.parse(target)
-    for _, lowering_pass in _feature_passes(target):
-        func = lowering_pass(func)
+    for name, lowering_pass in _feature_passes(target):
+        if name == "plan_buffer_allocation":
+            func = planned_allocations(func)  # with the next pass, shared with the space's limit check
+        elif name != "compact_buffer_allocation":
+            func = lowering_pass(func)
     return func
 
 
@@ -320,6 +349,14 @@ def _flat_address(buffer: Buffer, indices: tuple[PrimExpr, ...], env: dict[Var, 
 # ---------------------------------------------------------------- the walk
 
 
+def _nest_kind(frame: _Loop) -> float:
+    if frame.tag is None:
+        return float(NEST_KIND_CODES.get(frame.kind.name.lower(), NEST_KIND_CODES["serial"]))
+    if frame.tag.startswith("blockIdx"):
+        return float(NEST_KIND_CODES["block"])
+    return float(NEST_KIND_CODES["thread" if frame.tag.startswith("threadIdx") else "vthread"])
+
+
 def _runs_serially(tag: str | None, kind: ForKind) -> bool:
     """Whether one thread (one parallel worker on the CPU) runs every iteration of the loop."""
     return kind is not ForKind.PARALLEL if tag is None else tag.startswith("vthread")
@@ -393,6 +430,7 @@ class _FeatureWalker:
         self.main_store: tuple[float, float] = (-1.0, -1.0)
         self.innermost_extent = 1
         self.work_per_thread = 0.0
+        self.nest = np.zeros(NEST_LEVELS * 5, dtype=np.float32)
         self.store_trips = 0.0
         self.predicated_trips = 0.0
         self.global_buffers_read: set[Buffer] = set()
@@ -529,6 +567,53 @@ class _FeatureWalker:
             self.main_store = weight
             self.innermost_extent = self.loops[-1].extent if self.loops else 1
             self.work_per_thread = self.thread_trips
+            self.nest = self._nest(store, operations)
+
+    def _nest(self, store: BufferStore, operations: int) -> np.ndarray:
+        """Per level of the loops around ``store``, innermost first: extent, kind, whether it
+        accumulates, and the bytes the store's accesses touch inside it, the working set that
+        decides which cache (or registers) serves the level."""
+        loads: list[BufferLoad] = []
+        _collect_loads(store.value, loads)
+        accesses = [(store.buffer, store.indices)] + [(load.buffer, load.indices) for load in loads]
+        moved: set[Var] = set()
+        for index in store.indices:
+            _collect_vars(index, moved)
+        nest = np.zeros(NEST_LEVELS * 5, dtype=np.float32)
+        bounds = dict(self.analyzer._bounds)
+        for frame in self.loops:
+            bounds[frame.var] = ConstIntBound(0, 0)
+        inner_trips = 1
+        for level, frame in enumerate(reversed(self.loops[-NEST_LEVELS:])):
+            bounds[frame.var] = ConstIntBound(0, frame.extent - 1)
+            inner_trips *= frame.extent
+            working_set = self._working_set(accesses, bounds)
+            nest[level * 5 : level * 5 + 5] = (
+                _log(frame.extent),
+                _nest_kind(frame),
+                float(frame.var not in moved),
+                _log(working_set),
+                _log(_ratio(operations * inner_trips, working_set)),
+            )
+        return nest
+
+    @staticmethod
+    def _working_set(accesses: list[tuple[Buffer, tuple[PrimExpr, ...]]], bounds) -> float:
+        """Distinct bytes of the accesses while the variables range over ``bounds``: per buffer,
+        the product of each index's span (capped by the dimension), at most the buffer."""
+        spans: dict[Buffer, float] = {}
+        for buffer, indices in accesses:
+            shape = buffer.static_shape() or (None,) * len(indices)
+            elements = 1.0
+            for index, extent in zip(indices, shape):
+                lanes = index.lanes if isinstance(index, Ramp) else 1
+                scalar = index.base if isinstance(index, Ramp) else index
+                bound = const_int_bound(scalar, bounds)
+                span = bound.max_value - bound.min_value + lanes if bound.is_finite else extent or 1
+                elements *= min(span, extent) if extent else span
+            nbytes = elements * _dt.bytes_of(_dt.element_of(buffer.dtype))
+            spans[buffer] = max(spans.get(buffer, 0.0), nbytes)
+        return sum(spans.values())
 
     # ------------------------------------------------------------ accesses
 
@@ -701,4 +786,5 @@ class _FeatureWalker:
             "log_local_reuse": _log(_ratio(b["local", "L"], b["local", "S"])),
             "predicated_fraction": _ratio(self.predicated_trips, self.store_trips),
         }
-        return np.array([values[name] for name in FEATURE_NAMES], dtype=np.float32)
+        scalars = np.array([values[name] for name in FEATURE_NAMES[: len(values)]], dtype=np.float32)
+        return np.concatenate([scalars, self.nest])

@@ -26,7 +26,7 @@ from codegen.target import Target
 from schedule import Schedule, Trace
 from tir.function import IRModule, PrimFunc
 
-from .cost_model import CostModel
+from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
 from .features import FEATURE_LENGTH, extract_features
 from .measure import Candidate, Measurer
@@ -57,6 +57,19 @@ class TuneResult:
     @property
     def best_seconds(self) -> float | None:
         return self.best.mean_secs if self.best is not None else None
+
+
+# The first WARMUP_TRIALS candidates of a workload are random samples. Then each round scores
+# RANDOM_PER_MEASURED fresh samples per candidate it will measure and breeds GENERATIONS times:
+# the PARENTS best-scored (of those samples, their children and the best records) get CHILDREN
+# mutants each. It measures the best-scored, except for an epsilon share of plain samples.
+# Choosing among many samples finds the tail of the space's distribution; mutating the best
+# records searches near what is known to be fast (docs/ARCHITECTURE.md, "Search").
+WARMUP_TRIALS = 16
+RANDOM_PER_MEASURED = 8
+GENERATIONS = 2
+PARENTS = 8
+CHILDREN = 2
 
 
 def _trace_key(trace_json: dict) -> str:
@@ -98,13 +111,15 @@ def tune(
     rng = random.Random(seed)
     space = SpaceGenerator(target)
     model_path = _model_path(database, target)
-    saved = guided and Path(f"{model_path}.json").exists()
-    model = CostModel.load(model_path) if saved else CostModel(seed=seed)
     started = time.perf_counter()
     feature_seconds = 0.0
     with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
         device = measurer.device_name
-        seen = {_trace_key(r.trace) for r in database.records(key, str(target), device)}
+        records = database.records(key, str(target), device)
+        seen = {_trace_key(r.trace) for r in records}
+        model = _load_model(model_path, seed) if guided else CostModel(seed=seed)
+        if guided and model.num_samples == 0 and records:
+            feature_seconds += _learn_records(model, records, mod, target, flops, key)
         result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
         with TuningProgress(name, trials, enabled=progress) as bar:
             while result.trials < trials:
@@ -176,25 +191,28 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
                 fresh.append(_Scored(sch, trace_json, trace_key, _features(sch, target, flops)))
         return fresh
 
-    # Until the model has trained its scores mean nothing: the first batch is random samples.
-    guided = guided and model.is_trained
-    population = _sample_new(space, mod, rng, count * (8 if guided else 1), admit)
+    # Until the model has seen a few measurements its scores mean little: the first batches
+    # are random samples.
+    guided = guided and model.is_trained and len(seen) >= WARMUP_TRIALS
+    samples = _sample_new(space, mod, rng, count * (RANDOM_PER_MEASURED if guided else 1), admit)
     if not guided:
-        return population[:count], time.perf_counter() - started
+        return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
     elders = [
         _Scored(sch, sch.trace.as_json(), "", _features(sch, target, flops))
-        for sch in _records_as_schedules(database, key, target, device, mod)
+        for sch in _records_as_schedules(database, key, target, device, mod, k=max(PARENTS, count))
     ]
-    for _generation in range(2):
+    population = list(samples)
+    for _generation in range(GENERATIONS):
         _score(model, population + elders)
-        parents = sorted(population + elders, key=lambda c: -c.score)[: max(4, count)]
-        population += admit(child for p in parents for child in _mutants(space, p, mod, rng))
+        parents = sorted(population + elders, key=lambda c: -c.score)[: max(PARENTS, count)]
+        population += admit(child for p in parents for child in _mutants(space, p, mod, rng, CHILDREN))
     _score(model, population)
-    ranked = sorted(population, key=lambda c: -c.score)
-    exploit = count - min(len(ranked), math.ceil(epsilon * count))
-    chosen, rest = ranked[:exploit], ranked[exploit:]
-    chosen += rng.sample(rest, min(count - len(chosen), len(rest)))
+    explore = min(math.ceil(epsilon * count), count)
+    chosen = sorted(population, key=lambda c: -c.score)[: count - explore]
+    # Exploration draws from the plain samples, never from mutants of what is already known.
+    unchosen = [c for c in samples if c not in chosen]
+    chosen += rng.sample(unchosen, min(explore, len(unchosen)))
     return chosen, time.perf_counter() - started
 
 
@@ -211,7 +229,7 @@ def _sample_new(space, mod, rng, count, admit) -> list[_Scored]:
     return found
 
 
-def _mutants(space, parent: _Scored, mod, rng, children: int = 2):
+def _mutants(space, parent: _Scored, mod, rng, children: int):
     for _ in range(children):
         child = space.mutate(parent.trace, mod, rng)
         if child is not None:
@@ -262,6 +280,35 @@ def _record(key, target, device, candidate: _Scored, measured, flops: int, seed:
 def _best(database: Database, key: str, target: Target, device: str) -> TuningRecord | None:
     best = database.best(key, str(target), device, k=1)
     return best[0] if best else None
+
+
+def _load_model(path: str, seed: int) -> CostModel:
+    """The model saved beside the database, or a new one when there is none or it was saved by
+    another version of the features (it is then retrained from the records)."""
+    if not Path(f"{path}.npz").exists():
+        return CostModel(seed=seed)
+    try:
+        return CostModel.load(path)
+    except CostModelError:
+        return CostModel(seed=seed)
+
+
+def _learn_records(model: CostModel, records, mod, target, flops: int, key: str, limit: int = 512) -> float:
+    """Train ``model`` on the newest ``limit`` records already in the database (a run resumed
+    without a usable saved model); returns the seconds spent on features."""
+    started = time.perf_counter()
+    features, throughputs = [], []
+    for record in records[-limit:]:
+        try:
+            sch = Schedule(mod)
+            Trace.apply_json_to_schedule(record.trace, sch)
+        except Exception:  # noqa: BLE001 - a record from an older space that no longer replays
+            continue
+        features.append(_features(sch, target, flops))
+        throughputs.append(record.gflops or 0.0)
+    if features:
+        model.update(np.stack(features), np.asarray(throughputs), workload=key)
+    return time.perf_counter() - started
 
 
 def _model_path(database: Database, target: Target) -> str:

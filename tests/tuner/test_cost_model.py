@@ -16,7 +16,7 @@ import pytest
 from tuner.cost_model import CostModel, CostModelError
 from tuner.features import FEATURE_LENGTH, FEATURE_NAMES
 
-SMALL = {"max_rounds": 32, "max_depth": 4, "min_new_samples": 1}
+SMALL = {"max_rounds": 32, "max_depth": 4, "learning_rate": 0.3, "min_new_samples": 1}
 THREADS = FEATURE_NAMES.index("log_threads_per_group")
 LANES = FEATURE_NAMES.index("vector_lanes")
 SHARED = FEATURE_NAMES.index("shared_limit_fraction")
