@@ -165,6 +165,10 @@ class _Scored:
     key: str
     features: np.ndarray
     score: float = 0.0
+    family: str = ""  # the key of the sample or record it descends from by mutation
+
+    def __post_init__(self):
+        self.family = self.family or self.key
 
     @property
     def trace(self) -> Trace:
@@ -180,7 +184,7 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     started = time.perf_counter()
     keys = set(seen)
 
-    def admit(schedules) -> list[_Scored]:
+    def admit(schedules, family: str = "") -> list[_Scored]:
         """The schedules neither measured nor proposed yet this round, with their features."""
         fresh = []
         for sch in schedules:
@@ -188,7 +192,9 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
             trace_key = _trace_key(trace_json)
             if trace_key not in keys:
                 keys.add(trace_key)
-                fresh.append(_Scored(sch, trace_json, trace_key, _features(sch, target, flops)))
+                fresh.append(
+                    _Scored(sch, trace_json, trace_key, _features(sch, target, flops), family=family)
+                )
         return fresh
 
     # Until the model has seen a few measurements its scores mean little: the first batches
@@ -199,21 +205,46 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
         return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
     elders = [
-        _Scored(sch, sch.trace.as_json(), "", _features(sch, target, flops))
+        _Scored(sch, trace_json, _trace_key(trace_json), _features(sch, target, flops))
         for sch in _records_as_schedules(database, key, target, device, mod, k=max(PARENTS, count))
+        for trace_json in [sch.trace.as_json()]
     ]
     population = list(samples)
     for _generation in range(GENERATIONS):
         _score(model, population + elders)
         parents = sorted(population + elders, key=lambda c: -c.score)[: max(PARENTS, count)]
-        population += admit(child for p in parents for child in _mutants(space, p, mod, rng, CHILDREN))
+        for parent in parents:
+            population += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
     _score(model, population)
+    return _select(population, samples, count, epsilon, rng), time.perf_counter() - started
+
+
+def _select(
+    population: list[_Scored], samples: list[_Scored], count: int, epsilon: float, rng
+) -> list[_Scored]:
+    """The ``count`` to measure. Half of the exploited ones are the best-scored of everything, at
+    most one per family (a sample and its mutants), so a round never spends itself on
+    near-copies of one known kernel; the other half are the best-scored plain samples, which
+    keep finding fast kernels elsewhere in the space; an epsilon share are random samples."""
     explore = min(math.ceil(epsilon * count), count)
-    chosen = sorted(population, key=lambda c: -c.score)[: count - explore]
-    # Exploration draws from the plain samples, never from mutants of what is already known.
+    exploit = count - explore
+    chosen: list[_Scored] = []
+    families: set[str] = set()
+    for candidate in sorted(population, key=lambda c: -c.score):
+        if len(chosen) == math.ceil(exploit / 2):
+            break
+        if candidate.family not in families:
+            families.add(candidate.family)
+            chosen.append(candidate)
+    rest = sorted((c for c in samples if c not in chosen), key=lambda c: -c.score)
+    chosen += rest[: exploit - len(chosen)]
     unchosen = [c for c in samples if c not in chosen]
-    chosen += rng.sample(unchosen, min(explore, len(unchosen)))
-    return chosen, time.perf_counter() - started
+    chosen += rng.sample(unchosen, min(count - len(chosen), len(unchosen)))
+    if len(chosen) < count:  # few samples left in a small space: fill with the best-scored
+        chosen += [c for c in sorted(population, key=lambda c: -c.score) if c not in chosen][
+            : count - len(chosen)
+        ]
+    return chosen
 
 
 def _sample_new(space, mod, rng, count, admit) -> list[_Scored]:
