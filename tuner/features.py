@@ -584,10 +584,12 @@ class _FeatureWalker:
         for frame in self.loops:
             bounds[frame.var] = ConstIntBound(0, 0)
         inner_trips = 1
+        inner: dict[Var, int] = {}
         for level, frame in enumerate(reversed(self.loops[-NEST_LEVELS:])):
             bounds[frame.var] = ConstIntBound(0, frame.extent - 1)
+            inner[frame.var] = frame.extent
             inner_trips *= frame.extent
-            working_set = self._working_set(accesses, bounds)
+            working_set = self._working_set(accesses, bounds, inner)
             nest[level * 5 : level * 5 + 5] = (
                 _log(frame.extent),
                 _nest_kind(frame),
@@ -598,9 +600,14 @@ class _FeatureWalker:
         return nest
 
     @staticmethod
-    def _working_set(accesses: list[tuple[Buffer, tuple[PrimExpr, ...]]], bounds) -> float:
-        """Distinct bytes of the accesses while the variables range over ``bounds``: per buffer,
-        the product of each index's span (capped by the dimension), at most the buffer."""
+    def _working_set(
+        accesses: list[tuple[Buffer, tuple[PrimExpr, ...]]], bounds, inner: dict[Var, int]
+    ) -> float:
+        """Distinct bytes of the accesses while the ``inner`` loops run (``bounds`` fixes the
+        others): per buffer, the product over its indices of the distinct values of each, which
+        is at most the index's span (its constant bounds) and at most the product of the
+        extents of the inner loops it uses (the span of a flattened ``k * 1024 + j`` over 16
+        values of ``j`` is 1024 k's wide, but it takes 16 values per k), and the buffer."""
         spans: dict[Buffer, float] = {}
         for buffer, indices in accesses:
             shape = buffer.static_shape() or (None,) * len(indices)
@@ -609,8 +616,10 @@ class _FeatureWalker:
                 lanes = index.lanes if isinstance(index, Ramp) else 1
                 scalar = index.base if isinstance(index, Ramp) else index
                 bound = const_int_bound(scalar, bounds)
-                span = bound.max_value - bound.min_value + lanes if bound.is_finite else extent or 1
-                elements *= min(span, extent) if extent else span
+                values = math.prod(inner.get(v, 1) for v in _vars_of(scalar)) * lanes
+                if bound.is_finite:
+                    values = min(values, bound.max_value - bound.min_value + lanes)
+                elements *= min(values, extent) if extent else values
             nbytes = elements * _dt.bytes_of(_dt.element_of(buffer.dtype))
             spans[buffer] = max(spans.get(buffer, 0.0), nbytes)
         return sum(spans.values())

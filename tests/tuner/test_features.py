@@ -22,6 +22,7 @@ from tests.schedule.seed_notebook import MatmulSmall, MyModuleMatmul, blocking_w
 from tuner.features import (
     FEATURE_LENGTH,
     FEATURE_NAMES,
+    NEST_KIND_CODES,
     extract_batch,
     extract_features,
     lower_for_features,
@@ -280,3 +281,52 @@ def _seconds(call) -> float:
     start = time.perf_counter()
     call()
     return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------- the main store's loop nest
+
+
+def nest(vector: np.ndarray, level: int) -> dict[str, float]:
+    return {
+        name.split("_", 1)[1]: value
+        for name, value in named(vector).items()
+        if name.startswith(f"level{level}_")
+    }
+
+
+def test_nest_levels_of_a_cpu_matmul_counted_by_hand():
+    """for i, j_0, k: vectorized j_1 (16): C[i, 16 j_0 + j_1] += A[i, k] * B[k, 16 j_0 + j_1]."""
+    sch = Schedule(MyModuleMatmul)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    j_0, j_1 = sch.split(j, [None, 16])
+    sch.reorder(i, j_0, k, j_1)
+    sch.vectorize(j_1)
+    vector = extract_features(sch.mod["main"], CPU)
+    kb, row, matrix = 4, 1024 * 4, 1024 * 1024 * 4
+    # level: (extent, kind, accumulates, bytes touched by C, A and B inside it)
+    expected = [
+        (16, "vectorized", 0, 16 * kb + kb + 16 * kb),
+        (1024, "serial", 1, 16 * kb + row + 1024 * 16 * kb),
+        (64, "serial", 0, row + row + matrix),
+        (1024, "serial", 0, 3 * matrix),
+    ]
+    iterations = 1
+    for level, (extent, kind, accumulates, working_set) in enumerate(expected):
+        iterations *= extent
+        found = nest(vector, level)
+        assert found["log_extent"] == pytest.approx(log2p(extent))
+        assert found["kind"] == NEST_KIND_CODES[kind]
+        assert found["is_reduction"] == accumulates
+        assert found["log_working_set"] == pytest.approx(log2p(working_set), abs=1e-4)
+        assert found["log_intensity"] == pytest.approx(log2p(2 * iterations / working_set), abs=1e-4)
+    # Four loops: the outer two levels do not exist.
+    assert all(value == 0 for value in {**nest(vector, 4), **nest(vector, 5)}.values())
+
+
+def test_nest_levels_of_the_seed_gpu_matmul(seed):
+    """Innermost first the register tile, whose working set fits in registers, then wider levels."""
+    vector = extract_features(seed_shared_matmul(), CUDA)
+    sets = [nest(vector, level)["log_working_set"] for level in range(6)]
+    assert sets == sorted(sets)  # each level touches at least what the levels inside it touch
+    kinds = [nest(vector, level)["kind"] for level in range(6)]
+    assert NEST_KIND_CODES["thread"] in kinds and NEST_KIND_CODES["serial"] in kinds

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import random
+
 import numpy as np
 import pytest
 
 from codegen import build
 from tuner import Database, NoRecordError, apply_best, tune, workload_key, workloads
+from tuner.cost_model import CostModel
+from tuner.features import FEATURE_LENGTH
+from tuner.search import _Scored, _select
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +65,40 @@ def test_apply_best_without_a_record_says_what_was_looked_up(tuned):
 def test_guided_rounds_once_the_model_has_trained(tmp_path):
     mod = workloads.make("matmul", "32,32,32")
     result = tune(mod, "c", trials=20, db=tmp_path / "g.db", batch_size=4, progress=False)
-    # the cost model trains at 16 samples, so the fifth round is chosen by it
+    # the first 16 candidates are random samples, so the fifth round is chosen by the model
     assert result.trials == 20 and result.errors == 0
     assert (tmp_path / "g.db.c.model.json").exists()
     with Database(tmp_path / "g.db") as database:
         predicted = [r.meta["predicted"] for r in database.records(workload_key(mod), "c")]
     assert len(set(predicted[16:])) > 1
+
+
+@pytest.mark.parametrize("saved_model", ["deleted", "other_features"])
+def test_resumed_run_retrains_a_missing_or_stale_model_from_the_records(tmp_path, saved_model):
+    mod = workloads.make("matmul", "32,32,32")
+    db = tmp_path / "r.db"
+    tune(mod, "c", trials=8, db=db, batch_size=4, progress=False)
+    model = tmp_path / "r.db.c.model"
+    for path in tmp_path.glob("r.db.c.model.*"):
+        path.unlink()
+    if saved_model == "other_features":
+        config = json.dumps({"format_version": 1, "seed": 0, "trained_on": 0})
+        np.savez(f"{model}.npz", feature_names=np.array(["a", "b"]), config=np.array(config))
+    tune(mod, "c", trials=4, db=db, batch_size=4, progress=False)
+    rebuilt = CostModel.load(model)
+    assert rebuilt.num_samples == 12 and rebuilt.is_trained
+
+
+def scored(key: str, score: float, family: str = "") -> _Scored:
+    return _Scored(None, {}, key, np.zeros(FEATURE_LENGTH, dtype=np.float32), score, family)
+
+
+def test_a_round_never_spends_itself_on_one_family():
+    samples = [scored(f"s{i}", 0.1 * i) for i in range(10)]
+    mutants = [scored(f"m{i}", 2.0 + i, family="s0") for i in range(6)]
+    chosen = _select(samples + mutants, samples, count=8, epsilon=0.25, rng=random.Random(0))
+    keys = [c.key for c in chosen]
+    assert len(keys) == len(set(keys)) == 8
+    # One mutant (the best), the best-scored samples, then two random samples.
+    assert keys[:6] == ["m5", "s9", "s8", "s7", "s6", "s5"]
+    assert all(k.startswith("s") and int(k[1:]) < 5 for k in keys[6:])
