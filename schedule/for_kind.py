@@ -304,13 +304,16 @@ def vectorize(state: ScheduleState, loop: For) -> None:
     loop = expect_loop(loop, "vectorize")
     check_serial(loop, "vectorize", "Vectorize a serial loop (split it first to vectorize a part)")
     check_constant_extent(loop, "vectorize")
-    _check_no_reduction(
-        loop,
-        "vectorize",
-        VectorizeReductionError,
-        "Vectorize the innermost spatial loop instead",
-    )
-    _check_unit_stride(state, loop)
+    # One lane is a plain iteration: any loop of extent 1 may be vectorized, as in TVM (a tiling
+    # whose vector level came out as 1 still replays).
+    if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
+        _check_no_reduction(
+            loop,
+            "vectorize",
+            VectorizeReductionError,
+            "Vectorize the innermost spatial loop instead",
+        )
+        _check_unit_stride(state, loop)
     state.replace({loop: replace(loop, kind=ForKind.VECTORIZED)})
 
 

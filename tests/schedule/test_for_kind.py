@@ -354,3 +354,17 @@ def test_loop_kinds_refuse_a_block_handle(method):
     sch = Schedule(vector_add)
     block = sch.get_block("C")
     assert_fails_unchanged(sch, ArgumentError, "needs a loop handle", getattr(sch, method), block)
+
+
+def test_vectorize_accepts_any_loop_of_extent_one():
+    """One lane is a plain iteration (TVM accepts it too): a tiling whose vector level is 1 replays,
+    on a spatial loop that moves an outer axis and on a reduction loop alike."""
+    sch = Schedule(matmul)
+    i, j, k = _loops(sch, "C")
+    _, i_1 = sch.split(i, [None, 1])
+    _, k_1 = sch.split(k, [None, 1])
+    sch.vectorize(i_1)
+    sch.vectorize(k_1)
+    assert sch.get(i_1).kind is sch.get(k_1).kind is tir.ForKind.VECTORIZED
+    verify_trace_roundtrip(sch, matmul)
+    assert_same_numbers(matmul, sch.mod, rtol=1e-4)
