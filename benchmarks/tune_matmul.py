@@ -32,9 +32,14 @@ from tuner.database import Database  # noqa: E402
 from tuner.measure import Candidate, Measurer  # noqa: E402
 
 
-def tune_size(n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True):
+def matmul_reference(n: int):
+    """The numpy reference of the n^3 matmul workload, as tune() and Measurer take it."""
     workload = workloads.get_workload("matmul")
     sizes = workload.sizes(f"{n},{n},{n}")
+    return lambda arrays: workload.reference(*arrays, **sizes)
+
+
+def tune_size(n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True):
     mod = workloads.make("matmul", f"{n},{n},{n}")
     result = tune(
         mod,
@@ -42,7 +47,7 @@ def tune_size(n: int, target: str, trials: int, db: Path, seed: int, guided: boo
         trials,
         db,
         seed=seed,
-        reference=lambda arrays: workload.reference(*arrays, **sizes),
+        reference=matmul_reference(n),
         progress=False,
         guided=guided,
     )
@@ -158,11 +163,8 @@ def retime_best(mod, target: str, dbs: list[Path], n: int, rounds: int = 5) -> l
     for db in dbs:
         sch = apply_best(mod, target, db)
         candidates.append(Candidate(sch.trace.as_json(), sch.mod))
-    workload = workloads.get_workload("matmul")
-    sizes = workload.sizes(f"{n},{n},{n}")
     seconds: list[list[float]] = [[] for _ in candidates]
-    reference = lambda arrays: workload.reference(*arrays, **sizes)  # noqa: E731
-    with Measurer(mod, target, reference=reference, repeat=5, min_repeat_seconds=0.05) as measurer:
+    with Measurer(mod, target, reference=matmul_reference(n), repeat=5, min_repeat_seconds=0.05) as measurer:
         for _ in range(rounds):
             for times, measured in zip(seconds, measurer.measure(candidates)):
                 times.append(measured.mean_secs)

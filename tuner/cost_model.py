@@ -48,9 +48,10 @@ class CostModel:
     multiple of one final training. Boosting stops at ``max_rounds``.
 
     Shallow trees (depth 3), a small learning rate and 70% of the features per tree:
-    the model trains on tens of noisy samples, and on the measured C matmul records
-    these settings ranked unseen candidates best (Spearman 0.50 against 0.44 for depth
-    6 at 64 samples; docs/ARCHITECTURE.md). Deterministic given ``seed``: XGBoost
+    the model trains on tens of noisy samples, and on measured C and H200 matmul
+    records these settings ranked unseen candidates best among those tried
+    (Spearman 0.54 and 0.71 against 0.49 and 0.63 for depth 6, eta 0.2, 64 rounds,
+    at 64 samples; docs/ARCHITECTURE.md). Deterministic given ``seed``: XGBoost
     runs on ``nthread`` threads with the ``hist`` method and draws its feature
     columns from ``seed``, and the scores before the first training come from a
     generator seeded with ``seed``.

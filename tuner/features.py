@@ -28,7 +28,7 @@ from tir import dtype as _dt
 from tir.analysis.flops import expr_flops
 from tir.arith import Analyzer
 from tir.arith.canonical import Simplifier
-from tir.arith.const_bound import ConstIntBound, const_int_bound
+from tir.arith.const_bound import ConstIntBound
 from tir.buffer import Buffer
 from tir.expr import (
     EQ,
@@ -73,6 +73,13 @@ from .space.limits import planned_allocations
 
 # Levels of the main store's loop nest described one by one, innermost first.
 NEST_LEVELS = 6
+NEST_FIELDS = (
+    "log_extent",
+    "kind",  # NEST_KIND_CODES
+    "is_reduction",  # 1 when the loop does not move the store (it accumulates)
+    "log_working_set",  # bytes the store's accesses touch in this loop and the loops inside it
+    "log_intensity",  # FLOPs per byte of that working set
+)
 FEATURE_NAMES: tuple[str, ...] = (
     "is_gpu",  # 1 for CUDA/Metal targets
     "log_flops",  # floating-point operations of one call
@@ -112,13 +119,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     # The loop nest of the main store, innermost level first (see _FeatureWalker._nest).
     f"level{level}_{name}"
     for level in range(NEST_LEVELS)
-    for name in (
-        "log_extent",
-        "kind",  # NEST_KIND_CODES
-        "is_reduction",  # 1 when the loop does not move the store (it accumulates)
-        "log_working_set",  # bytes the store's accesses touch in this loop and the loops inside it
-        "log_intensity",  # FLOPs per byte of that working set
-    )
+    for name in NEST_FIELDS
 )
 FEATURE_LENGTH = len(FEATURE_NAMES)
 
@@ -357,6 +358,31 @@ def _nest_kind(frame: _Loop) -> float:
     return float(NEST_KIND_CODES["thread" if frame.tag.startswith("threadIdx") else "vthread"])
 
 
+def _working_set(
+    accesses: list[tuple[Buffer, tuple[PrimExpr, ...]]], analyzer: Analyzer, inner: dict[Var, int]
+) -> float:
+    """Distinct bytes of the accesses while the ``inner`` loops run (``analyzer`` bounds the
+    others to one point): per buffer, the product over its indices of the distinct values of
+    each, which is at most the index's span (its constant bounds) and at most the product of
+    the extents of the inner loops it uses (the span of a flattened ``k * 1024 + j`` over 16
+    values of ``j`` is 1024 k's wide, but it takes 16 values per k), and the buffer."""
+    spans: dict[Buffer, float] = {}
+    for buffer, indices in accesses:
+        shape = buffer.static_shape() or (None,) * len(indices)
+        elements = 1.0
+        for index, extent in zip(indices, shape):
+            lanes = index.lanes if isinstance(index, Ramp) else 1
+            scalar = index.base if isinstance(index, Ramp) else index
+            bound = analyzer.const_int_bound(scalar)
+            values = math.prod(inner.get(v, 1) for v in _vars_of(scalar)) * lanes
+            if bound.is_finite:
+                values = min(values, bound.max_value - bound.min_value + lanes)
+            elements *= min(values, extent) if extent else values
+        nbytes = elements * _dt.bytes_of(_dt.element_of(buffer.dtype))
+        spans[buffer] = max(spans.get(buffer, 0.0), nbytes)
+    return sum(spans.values())
+
+
 def _runs_serially(tag: str | None, kind: ForKind) -> bool:
     """Whether one thread (one parallel worker on the CPU) runs every iteration of the loop."""
     return kind is not ForKind.PARALLEL if tag is None else tag.startswith("vthread")
@@ -430,7 +456,7 @@ class _FeatureWalker:
         self.main_store: tuple[float, float] = (-1.0, -1.0)
         self.innermost_extent = 1
         self.work_per_thread = 0.0
-        self.nest = np.zeros(NEST_LEVELS * 5, dtype=np.float32)
+        self.nest = np.zeros(NEST_LEVELS * len(NEST_FIELDS), dtype=np.float32)
         self.store_trips = 0.0
         self.predicated_trips = 0.0
         self.global_buffers_read: set[Buffer] = set()
@@ -579,50 +605,26 @@ class _FeatureWalker:
         moved: set[Var] = set()
         for index in store.indices:
             _collect_vars(index, moved)
-        nest = np.zeros(NEST_LEVELS * 5, dtype=np.float32)
-        bounds = dict(self.analyzer._bounds)
+        nest = np.zeros((NEST_LEVELS, len(NEST_FIELDS)), dtype=np.float32)
+        # Bounds where only the levels entered so far vary; the loops outside them sit at 0.
+        scoped = self.analyzer.copy()
         for frame in self.loops:
-            bounds[frame.var] = ConstIntBound(0, 0)
+            scoped.update_bound(frame.var, ConstIntBound(0, 0))
         inner_trips = 1
         inner: dict[Var, int] = {}
         for level, frame in enumerate(reversed(self.loops[-NEST_LEVELS:])):
-            bounds[frame.var] = ConstIntBound(0, frame.extent - 1)
+            scoped.update_bound(frame.var, ConstIntBound(0, frame.extent - 1))
             inner[frame.var] = frame.extent
             inner_trips *= frame.extent
-            working_set = self._working_set(accesses, bounds, inner)
-            nest[level * 5 : level * 5 + 5] = (
+            working_set = _working_set(accesses, scoped, inner)
+            nest[level] = (
                 _log(frame.extent),
                 _nest_kind(frame),
                 float(frame.var not in moved),
                 _log(working_set),
                 _log(_ratio(operations * inner_trips, working_set)),
             )
-        return nest
-
-    @staticmethod
-    def _working_set(
-        accesses: list[tuple[Buffer, tuple[PrimExpr, ...]]], bounds, inner: dict[Var, int]
-    ) -> float:
-        """Distinct bytes of the accesses while the ``inner`` loops run (``bounds`` fixes the
-        others): per buffer, the product over its indices of the distinct values of each, which
-        is at most the index's span (its constant bounds) and at most the product of the
-        extents of the inner loops it uses (the span of a flattened ``k * 1024 + j`` over 16
-        values of ``j`` is 1024 k's wide, but it takes 16 values per k), and the buffer."""
-        spans: dict[Buffer, float] = {}
-        for buffer, indices in accesses:
-            shape = buffer.static_shape() or (None,) * len(indices)
-            elements = 1.0
-            for index, extent in zip(indices, shape):
-                lanes = index.lanes if isinstance(index, Ramp) else 1
-                scalar = index.base if isinstance(index, Ramp) else index
-                bound = const_int_bound(scalar, bounds)
-                values = math.prod(inner.get(v, 1) for v in _vars_of(scalar)) * lanes
-                if bound.is_finite:
-                    values = min(values, bound.max_value - bound.min_value + lanes)
-                elements *= min(values, extent) if extent else values
-            nbytes = elements * _dt.bytes_of(_dt.element_of(buffer.dtype))
-            spans[buffer] = max(spans.get(buffer, 0.0), nbytes)
-        return sum(spans.values())
+        return nest.reshape(-1)
 
     # ------------------------------------------------------------ accesses
 

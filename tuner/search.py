@@ -206,7 +206,7 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     # The best records so far breed but are not measured again.
     elders = [
         _Scored(sch, trace_json, _trace_key(trace_json), _features(sch, target, flops))
-        for sch in _records_as_schedules(database, key, target, device, mod, k=max(PARENTS, count))
+        for _, sch in _replayed(database.best(key, str(target), device, k=max(PARENTS, count)), mod)
         for trace_json in [sch.trace.as_json()]
     ]
     population = list(samples)
@@ -281,16 +281,18 @@ def _score(model: CostModel, population: list[_Scored]) -> None:
             candidate.score = float(score)
 
 
-def _records_as_schedules(database, key, target, device, mod, k: int = 8) -> list[Schedule]:
-    schedules = []
-    for record in database.best(key, str(target), device, k=k):
+def _replayed(records, mod) -> list[tuple[TuningRecord, Schedule]]:
+    """Each record with its trace replayed on ``mod``; a record from an older space that no
+    longer replays is skipped."""
+    replayed = []
+    for record in records:
         try:
             sch = Schedule(mod)
             Trace.apply_json_to_schedule(record.trace, sch)
-            schedules.append(sch)
-        except Exception:  # noqa: BLE001 - a record from an older space that no longer replays is skipped
+        except Exception:  # noqa: BLE001 - any failure of an old trace only skips it
             continue
-    return schedules
+        replayed.append((record, sch))
+    return replayed
 
 
 def _record(key, target, device, candidate: _Scored, measured, flops: int, seed: int) -> TuningRecord:
@@ -328,15 +330,9 @@ def _learn_records(model: CostModel, records, mod, target, flops: int, key: str,
     """Train ``model`` on the newest ``limit`` records already in the database (a run resumed
     without a usable saved model); returns the seconds spent on features."""
     started = time.perf_counter()
-    features, throughputs = [], []
-    for record in records[-limit:]:
-        try:
-            sch = Schedule(mod)
-            Trace.apply_json_to_schedule(record.trace, sch)
-        except Exception:  # noqa: BLE001 - a record from an older space that no longer replays
-            continue
-        features.append(_features(sch, target, flops))
-        throughputs.append(record.gflops or 0.0)
+    replayed = _replayed(records[-limit:], mod)
+    features = [_features(sch, target, flops) for _, sch in replayed]
+    throughputs = [record.gflops or 0.0 for record, _ in replayed]
     if features:
         model.update(np.stack(features), np.asarray(throughputs), workload=key)
     return time.perf_counter() - started
