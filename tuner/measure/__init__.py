@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import tir
-from codegen.build import DEVICES, generate_source
+from codegen.build import generate_source
 from codegen.program import CompiledFunction
 from codegen.target import Target
 from tir import Buffer, IRModule, PrimFunc
@@ -93,7 +93,7 @@ class Measurer:
         device: str | None = None,
     ):
         self.target = Target.parse(target)
-        self.device = _check_device(self.target, device)
+        self.device = self.target.backend.check_device(device)
         self.run_timeout = run_timeout
         self.workload = workload if isinstance(workload, IRModule) else IRModule.from_func(workload)
         self._function, func = _main_function(self.workload)
@@ -306,12 +306,3 @@ def _describe(signature: Sequence[tuple[str, tuple[int, ...], bool]]) -> str:
         + ", ".join(dtype if scalar else f"{dtype}{list(shape)}" for dtype, shape, scalar in signature)
         + ")"
     )
-
-
-def _check_device(target: Target, device: str | None) -> str | None:
-    if device is not None and device not in DEVICES[target.kind]:
-        raise ValueError(
-            f"device {device!r} is not available for target {target.kind!r}; "
-            f"it has {', '.join(DEVICES[target.kind])}"
-        )
-    return device
