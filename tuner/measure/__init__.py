@@ -96,7 +96,11 @@ class Measurer:
         self.device = self.target.backend.check_device(device)
         self.run_timeout = run_timeout
         self.workload = workload if isinstance(workload, IRModule) else IRModule.from_func(workload)
-        self._function, func = _main_function(self.workload)
+        try:
+            self._function = self.workload.main_name()
+        except ValueError as error:
+            raise MeasureError(f"cannot choose the function to measure: {error}") from None
+        func = self.workload[self._function]
         self._signature = [_param_signature(param) for param in func.params]
         self._builder = BuildPool(workers or os.cpu_count() or 1, build_timeout)
         self._runner: RunnerProcess | None = None
@@ -281,17 +285,6 @@ class Measurer:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
-
-
-def _main_function(mod: IRModule) -> tuple[str, PrimFunc]:
-    if "main" in mod:
-        return "main", mod["main"]
-    if len(mod.functions) == 1:
-        return next(iter(mod.functions.items()))
-    raise MeasureError(
-        f"the workload has functions {', '.join(mod.functions)} and none is called 'main'; "
-        "name the function to tune 'main'"
-    )
 
 
 def _param_signature(param) -> tuple[str, tuple[int, ...], bool]:
