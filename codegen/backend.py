@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .c_family import CFamilyPrinter
 from .errors import BuildError
 from .program import CompiledFunction
 from .target import Target
@@ -42,7 +43,7 @@ class Backend:
     kind: str
     aliases: tuple[str, ...]
     defaults: Target
-    printer: type
+    printer: type[CFamilyPrinter]
     prelude: Callable[[set[str]], str]
     is_gpu: bool
     runtimes: dict[str, str]
