@@ -52,14 +52,6 @@ class NonAllocatedBufferError(ScheduleError):
 # ---------------------------------------------------------------- helpers
 
 
-def _expect_block_or_loop(node, primitive_name: str) -> Block | For:
-    if not isinstance(node, (Block, For)):
-        raise ArgumentError(
-            f"{primitive_name} needs a block or loop handle (BlockRV or LoopRV), got {node!r}"
-        )
-    return node
-
-
 def _describe(node: Block | For) -> str:
     return f"loop {node.loop_var.name}" if isinstance(node, For) else f"block {node.name!r}"
 
@@ -96,7 +88,7 @@ def _check_key(key, node: Block | For, primitive_name: str) -> str:
 
 @primitive()
 def annotate(state: ScheduleState, block_or_loop: Block | For, ann_key: str, ann_val) -> None:
-    node = _expect_block_or_loop(block_or_loop, "annotate")
+    node = block_or_loop
     key = _check_key(ann_key, node, "annotate")
     value = _plain_value(ann_val, node, key)
     state.replace({node: _with_annotations(node, {**node.annotations, key: value})})
@@ -104,7 +96,7 @@ def annotate(state: ScheduleState, block_or_loop: Block | For, ann_key: str, ann
 
 @primitive()
 def unannotate(state: ScheduleState, block_or_loop: Block | For, ann_key: str) -> None:
-    node = _expect_block_or_loop(block_or_loop, "unannotate")
+    node = block_or_loop
     key = _check_key(ann_key, node, "unannotate")
     if key not in node.annotations:
         present = ", ".join(repr(k) for k in node.annotations) or "none"
@@ -128,8 +120,6 @@ def _check_int(value, name: str, block: Block) -> int:
 def storage_align(
     state: ScheduleState, block: Block, buffer_index: int, axis: int, factor: int, offset: int
 ) -> None:
-    if not isinstance(block, Block):
-        raise ArgumentError(f"storage_align needs a block handle (BlockRV), got {block!r}")
     for name, value in (
         ("buffer_index", buffer_index),
         ("axis", axis),

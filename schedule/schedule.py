@@ -172,6 +172,7 @@ class Schedule(
         saved_mod, saved_rng = self.state.mod, self._rng.getstate()
         try:
             resolved = {k: self._resolve(v) for k, v in args.items()}
+            prim.check_handles(resolved)
             if prim.sampling:
                 resolved["rng"] = self._rng
             result = prim.fn(self.state, **resolved)
