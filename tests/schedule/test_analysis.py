@@ -11,35 +11,11 @@ from schedule.analysis import can_apply, child_blocks, consumers_of, loop_iters,
 from schedule.errors import ArgumentError, NotFoundError
 from schedule.instruction import PRIMITIVES
 from schedule.sampling import InvalidDecisionError, InvalidTileError
-from tir import Block, T
+from tests.fixtures.programs import fused_add_relu as producer_consumer
+from tests.fixtures.programs import row_sum
+from tir import Block
 
 from .util import assert_fails_unchanged
-
-# ---------------------------------------------------------------- workloads
-
-
-@T.prim_func
-def producer_consumer(A: T.Buffer((32, 16), "float32"), C: T.Buffer((32, 16), "float32")):
-    B = T.alloc_buffer((32, 16))
-    for i, j in T.grid(32, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(32, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-
-
-@T.prim_func
-def row_sum(A: T.Buffer((32, 16), "float32"), B: T.Buffer((32,), "float32")):
-    for i, k in T.grid(32, 16):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-
 
 # ---------------------------------------------------------------- handle checks from the signature
 
@@ -100,7 +76,7 @@ def test_consumer_blocks_take_a_block_or_a_list_of_blocks():
         c, 0, "shared", consumer_blocks=i,
     )  # fmt: skip
     sch.cache_read(c, 0, "shared", consumer_blocks=c)
-    assert "B_shared" in sch.mod.script()
+    assert "D_shared" in sch.mod.script()
 
 
 # ---------------------------------------------------------------- analysis helpers
@@ -108,7 +84,7 @@ def test_consumer_blocks_take_a_block_or_a_list_of_blocks():
 
 def test_blocks_producers_consumers_writers():
     sch = Schedule(producer_consumer)
-    b, c = sch.find_block("B"), sch.find_block("C")
+    b, c = sch.find_block("D"), sch.find_block("C")
     assert child_blocks(sch.find_block("root")) == [b, c]
     assert producers_of(sch.state, c) == [b] and consumers_of(sch.state, b) == [c]
     assert writers_of([b, c], b.writes[0].buffer) == [b]
@@ -128,22 +104,22 @@ def test_loop_iters_needs_one_plain_loop_per_iterator():
 def test_can_apply_changes_and_records_nothing():
     sch = Schedule(producer_consumer)
     mod, trace = sch.mod, sch.trace.as_json()
-    assert sch.can_apply("compute_inline", block=sch.find_block("B"))
+    assert sch.can_apply("compute_inline", block=sch.find_block("D"))
     assert not sch.can_apply("compute_inline", block=sch.find_block("C"))  # C writes an output
     assert can_apply(sch.state, "parallel", loop=sch.state.loops_of(sch.find_block("C"))[0])
     assert sch.mod is mod and sch.trace.as_json() == trace
     with pytest.raises(NotFoundError, match="no primitive 'inline'"):
-        sch.can_apply("inline", block=sch.find_block("B"))
+        sch.can_apply("inline", block=sch.find_block("D"))
 
 
 def test_queries_record_nothing():
     sch = Schedule(producer_consumer)
-    assert sch.block_names() == ["B", "C"]
-    assert sch.block_names(scope=None) == ["root", "B", "C"]
-    assert sch.find_block("C").name == "C" and sch.find_block("D") is None
+    assert sch.block_names() == ["D", "C"]
+    assert sch.block_names(scope=None) == ["root", "D", "C"]
+    assert sch.find_block("C").name == "C" and sch.find_block("E") is None
     assert len(sch.trace) == 0
-    with pytest.raises(NotFoundError, match="no block named 'D'"):
-        sch.block_names("D")
+    with pytest.raises(NotFoundError, match="no block named 'E'"):
+        sch.block_names("E")
 
 
 # ---------------------------------------------------------------- drafting tiles
@@ -151,25 +127,25 @@ def test_queries_record_nothing():
 
 def test_draw_perfect_tile_draws_what_the_primitive_draws():
     sch = Schedule(producer_consumer)
-    i, _ = sch.get_loops(sch.get_block("B"))
+    i, _ = sch.get_loops(sch.get_block("D"))
     loop = sch.get(i)
     for seed in range(20):
         drafted = draw_perfect_tile(loop, n=3, max_innermost_factor=4, rng=random.Random(seed))
         other = Schedule(producer_consumer, seed=seed)
-        (j, _) = other.get_loops(other.get_block("B"))
+        (j, _) = other.get_loops(other.get_block("D"))
         other._rng = random.Random(seed)
         sampled = [other.get(v) for v in other.sample_perfect_tile(j, n=3, max_innermost_factor=4)]
         assert drafted == sampled
-        assert drafted[0] * drafted[1] * drafted[2] == 32 and drafted[2] <= 4
+        assert drafted[0] * drafted[1] * drafted[2] == 16 and drafted[2] <= 4
 
 
 def test_draw_perfect_tile_refuses_what_the_primitive_refuses():
     sch = Schedule(producer_consumer)
-    i, _ = sch.get_loops(sch.get_block("B"))
+    i, _ = sch.get_loops(sch.get_block("D"))
     loop = sch.get(i)
     with pytest.raises(InvalidTileError, match="n must be at least 1"):
         draw_perfect_tile(loop, n=0)
-    with pytest.raises(InvalidDecisionError, match="multiplies to 16"):
-        draw_perfect_tile(loop, n=2, decision=[4, 4])
-    assert draw_perfect_tile(loop, n=2, decision=[8, 4]) == [8, 4]
+    with pytest.raises(InvalidDecisionError, match="multiplies to 8"):
+        draw_perfect_tile(loop, n=2, decision=[2, 4])
+    assert draw_perfect_tile(loop, n=2, decision=[4, 4]) == [4, 4]
     assert issubclass(InvalidTileError, ScheduleError)
