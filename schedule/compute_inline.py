@@ -6,8 +6,9 @@ allocation); ``reverse_compute_inline`` moves a consumer's computation into its
 single producer, whose store then writes the consumer's output directly. Both
 follow TVM's ``compute_inline.cc``: the inlined block must be a single store
 whose indices are distinct block iterators, so that each element is computed
-once and the substitution is exact. The sampling family reuses
-``plan_compute_inline`` to ask whether a block could be inlined.
+once and the substitution is exact. ``plan_compute_inline`` is registered as
+compute_inline's legality check, which ``analysis.can_apply`` (the sampling family,
+the tuner's auto-inline) asks whether a block could be inlined.
 """
 
 from __future__ import annotations
