@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from tir import Block, For
 
-from .errors import ArgumentError
+from .errors import ArgumentError, describe
 
 _counter = itertools.count()
 
@@ -121,7 +121,7 @@ class HandleParameter:
                 if not isinstance(item, self.types):
                     raise ArgumentError(
                         f"{primitive} needs {_HANDLE_WORDS[self.types]} for each of {self.name!r}, "
-                        f"got {_describe(item)} at position {position}",
+                        f"got {describe(item)} at position {position}",
                         *_marked(item),
                     )
             return
@@ -132,17 +132,9 @@ class HandleParameter:
             elif self.listed:
                 what += " or a list of them"
             raise ArgumentError(
-                f"{primitive} needs {what} for argument {self.name!r}, got {_describe(value)}",
+                f"{primitive} needs {what} for argument {self.name!r}, got {describe(value)}",
                 *_marked(value),
             )
-
-
-def _describe(value) -> str:
-    if isinstance(value, Block):
-        return f"block {value.name!r}"
-    if isinstance(value, For):
-        return f"loop {value.loop_var.name}"
-    return f"{type(value).__name__} {value!r}"
 
 
 def _marked(value) -> tuple:
