@@ -27,7 +27,8 @@ vectorized, and the reduction's init is split off (``decompose_reduction``) so i
 vectorizes too.
 
 Limits by construction: the tilings are drafted with the sampling primitive's own
-draw (uniform over the valid tilings) without touching the schedule, and the first
+draw (``schedule.draw_perfect_tile``, uniform over the valid tilings) without
+touching the schedule, and the first
 draft whose thread count, shared-memory tile and accumulator tile fit the limits
 (limits.py), with at least a warp of threads (GPU) or a vector loop as wide as a
 vector register (CPU) where the loops allow it, is recorded
