@@ -29,7 +29,8 @@ from tir.function import IRModule, PrimFunc
 from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
 from .features import FEATURE_LENGTH, extract_features
-from .measure import Candidate, Measurer
+from .measure import Candidate
+from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
 
@@ -90,6 +91,7 @@ def tune(
     workers: int | None = None,
     progress: bool = True,
     guided: bool = True,
+    runner: Runner | None = None,
 ) -> TuneResult:
     """Measure up to ``trials`` new candidates of ``mod`` on ``target`` and record them in ``db``.
 
@@ -98,63 +100,155 @@ def tune(
     of the same space (the baseline the cost model must beat). ``reference`` is a
     function of the input arrays returning the expected outputs (built-in
     workloads pass their numpy reference); without it the unscheduled program
-    built for C is the reference.
+    built for C is the reference. ``runner`` says where candidates are built and
+    measured: ``LocalRunner(workers)`` (the default) or ``RayRunner(address)``;
+    a runner passed in is left open for the caller to close.
     """
-    if isinstance(mod, PrimFunc):
-        mod = IRModule.from_func(mod)
     target = Target.parse(target)
-    # The measurer runs the module's main function: its name, FLOPs and key come from that one.
-    name = workload_name or mod.main_name()
-    batch_size = batch_size or 8
     database = db if isinstance(db, Database) else Database(db)
-    key = database.commit_workload(mod, name)
-    flops = tir.flop_count(mod.main_function())
-    rng = random.Random(seed)
-    space = SpaceGenerator(target)
-    model_path = _model_path(database, target)
-    started = time.perf_counter()
-    feature_seconds = 0.0
-    with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
-        device = measurer.device_name
-        records = database.records(key, str(target), device)
-        seen = {_trace_key(r.trace) for r in records}
-        model = _load_model(model_path, seed) if guided else CostModel(seed=seed)
-        if guided and model.num_samples == 0 and records:
-            feature_seconds += _learn_records(model, records, mod, target, flops, key)
-        result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
-        with TuningProgress(name, trials, enabled=progress) as bar:
-            while result.trials < trials:
-                count = min(batch_size, trials - result.trials)
-                pool, scored_seconds = _propose(
-                    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops
+    own_runner = runner is None
+    runner = runner if runner is not None else LocalRunner(workers)
+    model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
+    try:
+        with (
+            TuningTask(
+                mod,
+                target,
+                database,
+                runner,
+                model,
+                name=workload_name,
+                reference=reference,
+                seed=seed,
+                epsilon=epsilon,
+                guided=guided,
+                batch_size=batch_size,
+            ) as task,
+            TuningProgress(task.result.workload, trials, enabled=progress) as bar,
+        ):
+            while task.result.trials < trials and not task.exhausted:
+                task.round(min(task.batch_size, trials - task.result.trials), bar.update)
+            if task.exhausted:
+                bar.note("the design space has no unmeasured candidate left")
+    finally:
+        if own_runner:
+            runner.close()
+        if not isinstance(db, Database):
+            database.close()
+    return task.result
+
+
+class TuningTask:
+    """One workload's search: its measurement session, the candidates seen, the best so far.
+
+    ``tune`` runs one task to its trial budget; ``tune_tasks`` (tuner/tasks.py) runs
+    several, one round at a time, sharing one cost ``model``. ``round(count)``
+    proposes, measures and records ``count`` candidates and trains the model on them.
+    """
+
+    def __init__(
+        self,
+        mod: IRModule | PrimFunc,
+        target: Target,
+        database: Database,
+        runner: Runner,
+        model: CostModel,
+        *,
+        name: str | None = None,
+        reference=None,
+        seed: int = 0,
+        epsilon: float = 0.25,
+        guided: bool = True,
+        batch_size: int | None = None,
+    ):
+        self.mod = mod if isinstance(mod, IRModule) else IRModule.from_func(mod)
+        self.target = target
+        self.database = database
+        self.model = model
+        self.seed, self.epsilon, self.guided = seed, epsilon, guided
+        self.batch_size = batch_size or 8
+        self.exhausted = False
+        self._started = time.perf_counter()
+        self._feature_seconds = 0.0
+        # The measurer runs the module's main function: its name, FLOPs and key come from that one.
+        name = name or self.mod.main_name()
+        self.key = database.commit_workload(self.mod, name)
+        self.flops = tir.flop_count(self.mod.main_function())
+        self.rng = random.Random(seed)
+        self.space = SpaceGenerator(target)
+        self.session = runner.session(self.mod, target, reference=reference, seed=seed)
+        try:
+            self.device = self.session.device_name
+            records = database.records(self.key, str(target), self.device)
+            self.seen = {_trace_key(r.trace) for r in records}
+            if guided and model.num_samples == 0 and records:
+                self._feature_seconds += _learn_records(
+                    model, records, self.mod, target, self.flops, self.key
                 )
-                feature_seconds += scored_seconds
-                if not pool:
-                    bar.note("the design space has no unmeasured candidate left")
-                    break
-                results = measurer.measure([Candidate(c.trace_json, c.mod) for c in pool])
-                features, throughputs = [], []
-                for candidate, measured in zip(pool, results):
-                    record = _record(key, target, device, candidate, measured, flops, seed)
-                    database.add(record)
-                    seen.add(candidate.key)
-                    result.trials += 1
-                    result.errors += measured.status != "ok"
-                    if record.gflops and record.gflops > result.best_gflops:
-                        result.best = record
-                    result.history.append((result.trials, result.best_gflops))
-                    features.append(candidate.features)
-                    throughputs.append(record.gflops or 0.0)
-                    bar.update(result.best_gflops, result.errors)
-                if guided:
-                    model.update(np.stack(features), np.asarray(throughputs), workload=key)
-                    model.save(model_path)
-    result.seconds = time.perf_counter() - started
-    result.cost_model_seconds = model.training_seconds + model.prediction_seconds + feature_seconds
-    result.best = _best(database, key, target, device) or result.best
-    if not isinstance(db, Database):
-        database.close()
-    return result
+            best = _best(database, self.key, target, self.device)
+            self.result = TuneResult(name, self.key, str(target), self.device, self.flops, 0, 0, best)
+        except BaseException:
+            self.session.close()
+            raise
+
+    def round(self, count: int, update=None) -> int:
+        """Propose, measure and record up to ``count`` candidates; ``update(best_gflops, errors)`` after
+        each. Returns how many were measured (0 once the space has nothing new: ``exhausted``)."""
+        target, result = self.target, self.result
+        pool, scored_seconds = _propose(
+            self.space,
+            self.model,
+            self.mod,
+            self.database,
+            self.key,
+            target,
+            self.device,
+            self.rng,
+            count,
+            self.seen,
+            self.epsilon,
+            self.guided,
+            self.flops,
+        )
+        self._feature_seconds += scored_seconds
+        if not pool:
+            self.exhausted = True
+            return 0
+        results = self.session.measure([Candidate(c.trace_json, c.mod) for c in pool])
+        features, throughputs = [], []
+        for candidate, measured in zip(pool, results):
+            record = _record(self.key, target, self.device, candidate, measured, self.flops, self.seed)
+            self.database.add(record)
+            self.seen.add(candidate.key)
+            result.trials += 1
+            result.errors += measured.status != "ok"
+            if record.gflops and record.gflops > result.best_gflops:
+                result.best = record
+            result.history.append((result.trials, result.best_gflops))
+            features.append(candidate.features)
+            throughputs.append(record.gflops or 0.0)
+            if update is not None:
+                update(result.best_gflops, result.errors)
+        if self.guided:
+            self.model.update(np.stack(features), np.asarray(throughputs), workload=self.key)
+            self.model.save(_model_path(self.database, target))
+        return len(pool)
+
+    def close(self) -> None:
+        """Close the measurement session and finish the result (time, best record)."""
+        self.session.close()
+        result = self.result
+        result.seconds = time.perf_counter() - self._started
+        result.cost_model_seconds = (
+            self.model.training_seconds + self.model.prediction_seconds + self._feature_seconds
+        )
+        result.best = _best(self.database, self.key, self.target, self.device) or result.best
+
+    def __enter__(self) -> TuningTask:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 @dataclass(eq=False)
@@ -298,16 +392,19 @@ def _replayed(records, mod) -> list[tuple[TuningRecord, Schedule]]:
 
 def _record(key, target, device, candidate: _Scored, measured, flops: int, seed: int) -> TuningRecord:
     ok = measured.status == "ok"
+    meta = {"seed": seed, "build_secs": measured.build_secs, "predicted": candidate.score}
+    if measured.node:
+        meta["node"] = measured.node  # the Ray node that measured it
     return TuningRecord(
         workload_key=key,
         target=str(target),
-        device=device,
+        device=measured.device or device,
         trace=candidate.trace_json,
         run_secs=tuple(measured.run_secs) if ok else (),
         gflops=flops / measured.mean_secs / 1e9 if ok and measured.mean_secs else None,
         status=measured.status,
         error=measured.error,
-        meta={"seed": seed, "build_secs": measured.build_secs, "predicted": candidate.score},
+        meta=meta,
     )
 
 

@@ -56,12 +56,15 @@ class Candidate:
 @dataclass(frozen=True)
 class MeasureResult:
     """``status`` is one of tuner.database.STATUSES; ``run_secs`` holds seconds per call for each repeat
-    (only when "ok"); ``error`` the whole message of a failure ("" when ok)."""
+    (only when "ok"); ``error`` the whole message of a failure ("" when ok). ``device`` and ``node``
+    say where it ran when that is not the session's own device ("" for a local measurement)."""
 
     status: str
     run_secs: tuple[float, ...] = ()
     error: str = ""
     build_secs: float = 0.0
+    device: str = ""
+    node: str = ""
 
     @property
     def mean_secs(self) -> float:
@@ -142,12 +145,13 @@ class Measurer:
         """Build, check and time ``candidates``; one result each, in the same order."""
         try:
             tasks = [BuildTask(c.mod, str(self.target), c.source_override) for c in candidates]
-            return [self._run(outcome) for outcome in self._builder.build(tasks)]
+            return [self.run_built(outcome) for outcome in self._builder.build(tasks)]
         except BaseException:
             self.close()  # Ctrl-C (or a bug here) must not leave workers or the runner behind
             raise
 
-    def _run(self, outcome: BuildOutcome) -> MeasureResult:
+    def run_built(self, outcome: BuildOutcome) -> MeasureResult:
+        """Check and time one candidate built elsewhere (a Ray build task: tuner/measure/ray_runner.py)."""
         if outcome.status != BUILT:
             return MeasureResult(outcome.status, error=outcome.error, build_secs=outcome.build_secs)
         problem = self._signature_problem(outcome.functions)
