@@ -27,6 +27,7 @@ from tir.function import IRModule, PrimFunc
 
 from . import workloads
 from .database import Database, DatabaseError
+from .measure import MeasureError
 
 # Wide enough that tables piped to a file or a test keep one row per line.
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -48,7 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         errors.print("[yellow]interrupted[/]: finished records are kept; run the same command to resume")
         return 130
-    except (CommandError, DatabaseError, TargetError, workloads.WorkloadError, tir.ParseError) as error:
+    except (
+        CommandError,
+        DatabaseError,
+        MeasureError,
+        TargetError,
+        workloads.WorkloadError,
+        tir.ParseError,
+    ) as error:
         errors.print(f"[red]error:[/] {error}", highlight=False)
         return 2
 
@@ -69,6 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--seed", type=int, default=0)
     tune.add_argument("--batch", type=int, default=None, help="candidates measured per round")
     tune.add_argument("--random", action="store_true", help="random search of the same space (no cost model)")
+    tune.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="build and measure on a Ray cluster (ADDRESS of its head; none: a Ray instance on this machine)",
+    )
     tune.set_defaults(run=_tune)
 
     db = commands.add_parser("db", help="inspect, share and plot the records database")
@@ -97,17 +113,19 @@ def _tune(args) -> int:
     target = Target.parse(args.target)
     if args.trials < 1:
         raise CommandError(f"--trials must be at least 1; got {args.trials}")
-    result = tune(
-        mod,
-        target,
-        args.trials,
-        args.db,
-        seed=args.seed,
-        batch_size=args.batch,
-        workload_name=name,
-        reference=reference,
-        guided=not args.random,
-    )
+    with _runner(args) as runner:
+        result = tune(
+            mod,
+            target,
+            args.trials,
+            args.db,
+            seed=args.seed,
+            batch_size=args.batch,
+            workload_name=name,
+            reference=reference,
+            guided=not args.random,
+            runner=runner,
+        )
     table = Table(title=f"tuning results ({result.device})")
     for column in ("workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"):
         table.add_column(column, justify="right" if column != "workload" else "left")
@@ -126,6 +144,20 @@ def _tune(args) -> int:
         f"records in {args.db}"
     )
     return 0
+
+
+def _runner(args):
+    """Where candidates are measured: this machine, or the Ray cluster that ``--ray`` names."""
+    from .measure.local_runner import LocalRunner
+
+    if args.ray is None:
+        return LocalRunner()
+    from .measure.ray_runner import RayRunner, RayUnavailableError
+
+    try:
+        return RayRunner(args.ray or None)
+    except RayUnavailableError as error:
+        raise CommandError(str(error)) from None
 
 
 def _workload(args):

@@ -21,12 +21,14 @@ kills the rest (and stops the Ray instance the runner started).
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 from codegen.target import Target
@@ -40,6 +42,7 @@ RAY_EXTRA = "pip install 'tensorir-py[ray]'"
 # A measurement may compile the candidate again on its node (a C build made on another node).
 COMPILE_MARGIN_SECONDS = 60.0
 MEASURE_ATTEMPTS = 2  # a candidate whose actor dies is retried once elsewhere
+PACKAGES = ("tir", "schedule", "codegen", "tuner")
 
 
 class RayUnavailableError(ImportError):
@@ -53,6 +56,13 @@ def import_ray() -> Any:
     except ImportError:
         raise RayUnavailableError(f"--ray needs Ray, which is not installed: {RAY_EXTRA}") from None
     return ray
+
+
+def project_runtime_env() -> dict:
+    """The Ray job's runtime environment: the project's packages travel with the work (Ray caches
+    them by content on each node), so a worker node needs Ray and our dependencies, not a checkout.
+    ``RayRunner`` passes it to ``ray.init``; a caller that starts Ray itself passes it too."""
+    return {"py_modules": [str(Path(importlib.import_module(name).__file__).parent) for name in PACKAGES]}
 
 
 @dataclass(frozen=True)
@@ -162,7 +172,12 @@ class RayRunner:
         self.resource = self.resource or target.kind
         if ray.is_initialized():
             return
-        options = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+        options = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "configure_logging": False,
+            "runtime_env": project_runtime_env(),
+        }
         if self.address:
             ray.init(address=self.address, **options)
         else:
