@@ -2,6 +2,8 @@
 
     tir tune matmul --shape 512,512,512 --trials 64          # a built-in workload, target c
     tir tune my_kernels.py --func main --target cuda --trials 200 --db runs.db
+    tir tune model.toml --trials 300          # many workloads, one budget (tuner/tasks.py)
+    tir tune matmul --ray 10.0.0.5:6379       # build and measure on a Ray cluster
     tir db list | best | export FILE | import FILE | plot [--out FILE.png]
     tir show my_kernels.py
 
@@ -67,12 +69,19 @@ def _parser() -> argparse.ArgumentParser:
 
     tune = commands.add_parser("tune", help="search schedules for a workload and record every measurement")
     known = ", ".join(workloads.WORKLOADS)
-    tune.add_argument("workload", help=f"a built-in workload ({known}) or a .py script")
+    tune.add_argument(
+        "workload", help=f"a built-in workload ({known}), a .py script, or a .toml/.json file of tasks"
+    )
     tune.add_argument("--shape", help="sizes of a built-in workload, e.g. 512,512,512")
     tune.add_argument("--dtype", default="float32")
     tune.add_argument("--func", default=None, help="function of a script or module to tune (default: main)")
-    tune.add_argument("--target", default="c", help="c (default), cuda or metal")
-    tune.add_argument("--trials", type=int, default=64, help="candidates to measure in this run (default 64)")
+    tune.add_argument("--target", default=None, help="c (default, or the task file's), cuda or metal")
+    tune.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        help="candidates to measure in this run (default 64, or the task file's total)",
+    )
     tune.add_argument("--db", default="tuning.db", help="records database (default tuning.db)")
     tune.add_argument("--seed", type=int, default=0)
     tune.add_argument("--batch", type=int, default=None, help="candidates measured per round")
@@ -109,15 +118,16 @@ def _parser() -> argparse.ArgumentParser:
 def _tune(args) -> int:
     from .search import tune
 
+    if Path(args.workload).suffix in (".toml", ".json"):
+        return _tune_tasks(args)
     mod, name, reference = _workload(args)
-    target = Target.parse(args.target)
-    if args.trials < 1:
-        raise CommandError(f"--trials must be at least 1; got {args.trials}")
+    target = Target.parse(args.target or "c")
+    trials = _trials(args, 64)
     with _runner(args) as runner:
         result = tune(
             mod,
             target,
-            args.trials,
+            trials,
             args.db,
             seed=args.seed,
             batch_size=args.batch,
@@ -126,24 +136,63 @@ def _tune(args) -> int:
             guided=not args.random,
             runner=runner,
         )
-    table = Table(title=f"tuning results ({result.device})")
-    for column in ("workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"):
-        table.add_column(column, justify="right" if column != "workload" else "left")
-    latency = f"{result.best_seconds * 1e6:,.1f} us" if result.best_seconds else "-"
-    table.add_row(
-        name,
-        f"{result.flops:,}",
-        f"{result.best_gflops:,.1f}",
-        latency,
-        str(result.trials),
-        str(result.errors),
-    )
-    console.print(table)
-    console.print(
-        f"{result.seconds:.1f} s in all, {result.cost_model_seconds:.1f} s of it in the cost model; "
-        f"records in {args.db}"
-    )
+    _print_results([result], None, args.db)
     return 0
+
+
+def _tune_tasks(args) -> int:
+    from .tasks import TaskFileError, load_task_file, tune_tasks
+
+    try:
+        task_file = load_task_file(args.workload, load_script)
+    except TaskFileError as error:
+        raise CommandError(str(error)) from None
+    target = Target.parse(args.target or task_file.target)
+    trials = _trials(args, task_file.trials)
+    with _runner(args) as runner:
+        results = tune_tasks(
+            task_file.tasks,
+            target,
+            trials,
+            args.db,
+            seed=args.seed,
+            batch_size=args.batch,
+            runner=runner,
+            guided=not args.random,
+        )
+    _print_results(results, [spec.weight for spec in task_file.tasks], args.db)
+    return 0
+
+
+def _trials(args, default: int) -> int:
+    trials = default if args.trials is None else args.trials
+    if trials < 1:
+        raise CommandError(f"--trials must be at least 1; got {trials}")
+    return trials
+
+
+def _print_results(results: list, weights: list[float] | None, db: str) -> None:
+    """One row per workload; a multi-task run adds each one's weight and share of the trials."""
+    table = Table(title=f"tuning results ({results[0].device})")
+    columns = ["workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"]
+    if weights is not None:
+        columns[1:1] = ["weight"]
+        columns += ["share of trials"]
+    for column in columns:
+        table.add_column(column, justify="right" if column != "workload" else "left")
+    total = sum(result.trials for result in results) or 1
+    for number, result in enumerate(results):
+        latency = f"{result.best_seconds * 1e6:,.1f} us" if result.best_seconds else "-"
+        row = [result.workload, f"{result.flops:,}", f"{result.best_gflops:,.1f}", latency]
+        row += [str(result.trials), str(result.errors)]
+        if weights is not None:
+            row[1:1] = [f"{weights[number]:g}"]
+            row += [f"{result.trials / total:.0%}"]
+        table.add_row(*row)
+    console.print(table)
+    seconds = max(result.seconds for result in results)
+    model_seconds = max(result.cost_model_seconds for result in results)
+    console.print(f"{seconds:.1f} s in all, {model_seconds:.1f} s of it in the cost model; records in {db}")
 
 
 def _runner(args):
