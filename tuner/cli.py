@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import tir
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         workloads.WorkloadError,
         tir.ParseError,
     ) as error:
-        errors.print(f"[red]error:[/] {error}", highlight=False)
+        errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
         return 2
 
 
