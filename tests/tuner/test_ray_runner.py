@@ -23,7 +23,9 @@ from tuner import Database, tune, workload_key, workloads
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytestmark = pytest.mark.slow  # a cluster's start-up; CI runs it all the same
 
+from tuner.measure import MeasureError  # noqa: E402
 from tuner.measure.ray_runner import RayRunner, project_runtime_env  # noqa: E402 - after the importorskip
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,7 +111,7 @@ def test_a_node_that_cannot_run_the_target_is_left_out_with_its_reason(cluster):
     head, _, _ = cluster
     mod = workloads.make("matmul", SHAPE)
     # The "cuda" node has no GPU here: its actor cannot start a CUDA runtime.
-    with RayRunner(head.address, resource="cuda") as runner, pytest.raises(Exception) as error:
+    with RayRunner(head.address, resource="cuda") as runner, pytest.raises(MeasureError) as error:
         runner.session(mod, "cuda")
     assert "no Ray actor can measure this workload" in str(error.value)
     assert "actor" in str(error.value) and "cuda" in str(error.value).lower()
