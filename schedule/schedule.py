@@ -16,6 +16,7 @@ from dataclasses import replace as dc_replace
 from typing import Any
 
 from tir import Block, For, IRModule, PrimFunc
+from tir.analysis.well_formed import verify_well_formed
 
 from .annotate import AnnotateMethods
 from .cache_read_write import CacheReadWriteMethods
@@ -60,6 +61,7 @@ class Schedule(
             )
         if func_name is None:
             func_name = "main" if "main" in mod else next(iter(mod.functions))
+        verify_well_formed(mod, show_script=True)
         self.state = ScheduleState(mod, func_name)
         self.trace = Trace()
         self._keys: dict[_RV, Any] = {}
