@@ -49,7 +49,9 @@ class WellFormedError(ValueError):
     """A function breaks the IR's invariants; the message lists every problem found."""
 
 
-def verify_well_formed(func: PrimFunc | IRModule, raise_error: bool = True, show_script: bool = False) -> bool:
+def verify_well_formed(
+    func: PrimFunc | IRModule, raise_error: bool = True, show_script: bool = False
+) -> bool:
     """True if ``func`` (or every function of a module) is well formed.
 
     Otherwise raise ``WellFormedError`` listing all problems, or return False when
@@ -289,6 +291,7 @@ class _Checker:
         if block.iter_vars:
             self.blocks.pop()
 
+
 def loop_bound(low: PrimExpr, extent: PrimExpr, bounds: Mapping[Var, ConstIntBound]) -> ConstIntBound | None:
     """Constant bounds of a loop variable over ``[low, low + extent)``, or None when unbounded."""
     start, size = const_int_bound(low, bounds), const_int_bound(extent, bounds)
@@ -298,7 +301,11 @@ def loop_bound(low: PrimExpr, extent: PrimExpr, bounds: Mapping[Var, ConstIntBou
 
 
 def binding_problem(
-    block_name: str, iter_var: IterVar, value: PrimExpr, predicate: PrimExpr, bounds: Mapping[Var, ConstIntBound]
+    block_name: str,
+    iter_var: IterVar,
+    value: PrimExpr,
+    predicate: PrimExpr,
+    bounds: Mapping[Var, ConstIntBound],
 ) -> str | None:
     """Why binding ``iter_var`` to ``value`` leaves its domain, or None when it provably stays inside.
 
@@ -306,7 +313,9 @@ def binding_problem(
     bindings (a domain or a loop that is not constant) and bindings whose variables
     appear in the block's ``T.where`` (the predicate guards them) are accepted.
     """
-    domain = _range_bound(const_int_bound(iter_var.dom.min, bounds), const_int_bound(iter_var.dom.extent, bounds))
+    domain = _range_bound(
+        const_int_bound(iter_var.dom.min, bounds), const_int_bound(iter_var.dom.extent, bounds)
+    )
     if domain is None:
         return None
     if not collect_vars(value) <= bounds.keys():
