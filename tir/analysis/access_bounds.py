@@ -249,11 +249,12 @@ def verify_access_bounds(func: PrimFunc) -> PrimFunc:
     """``func`` unchanged when no access is provably out of bounds; else raise ``AccessBoundsError``."""
     prover = _Prover()
     prover.visit(func.body)
-    if prover.problems:
-        count = len(prover.problems)
+    problems = list(dict.fromkeys(prover.problems))  # a repeated access is one problem
+    if problems:
+        count = len(problems)
         raise AccessBoundsError(
             f"{count} buffer access{'es' if count > 1 else ''} of '{func.name}' provably out of bounds:\n"
-            + "\n".join(f"  - {p}" for p in prover.problems)
+            + "\n".join(f"  - {p}" for p in problems)
             + "\nfix the loop extents or the indices, or guard the access with T.where / if"
         )
     return func
