@@ -275,3 +275,28 @@ def test_ill_formed_mutant_ends_in_a_clean_exception_not_a_signal():
     )
     assert done.returncode == 0, f"child ended with {done.returncode}: {done.stderr[-2000:]}"
     assert "clean: BuildError" in done.stdout
+
+
+# ---------------------------------------------------------------- CUDA, on the GPU (pytest -m gpu)
+
+
+@pytest.mark.gpu
+def test_checked_cuda_build_reads_the_device_flag_back():
+    from codegen import RuntimeUnavailableError
+
+    module = build(gather_divide, "cuda", check_bounds=True)
+    try:
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    rng = np.random.default_rng(8)
+    a, idx, div, b = gather_inputs(rng)
+    module["gather_divide"](a, idx, div, b)
+    np.testing.assert_allclose(b, a[idx] + 100 // div, rtol=1e-6)
+    idx[9] = 1_000_000_000
+    with pytest.raises(BoundsCheckError, match=r"kernel gather_divide_kernel0 .*index 1000000000"):
+        module["gather_divide"](a, idx, div, b)
+    idx[9], div[4] = 0, 0
+    with pytest.raises(DivisionCheckError):
+        module["gather_divide"](a, idx, div, b)
+    module["gather_divide"](a, idx, np.maximum(div, 1), b)  # the module still runs after a failed check
