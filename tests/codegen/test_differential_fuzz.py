@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 CHILD = Path(__file__).with_name("fuzz_child.py")
@@ -71,7 +71,7 @@ def run_child(batch: list[dict]) -> list[dict]:
     return json.loads(done.stdout)
 
 
-@settings(max_examples=3, deadline=None)
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(cases(), min_size=BATCH, max_size=BATCH))
 def test_executor_c_and_metal_sim_agree(batch):
     for case, result in zip(batch, run_child(batch)):
