@@ -37,6 +37,7 @@ import numpy as np
 
 from codegen.errors import CompileError, LaunchError
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
+from codegen.scalars import scalar_argument
 from codegen.target import Target
 
 COMPILER_TOOL = "g++ (Metal host simulator)"
@@ -107,7 +108,7 @@ class SimulatedModule:
     def run(self, name: str, arrays: Sequence) -> None:
         """Run function ``name`` on ``arrays`` (numpy, in parameter order); written ones are updated."""
         function = self._function(name)
-        bound = [_BoundArray(spec, array) for spec, array in zip(function.params, arrays)]
+        bound = [_BoundArray(spec, array, name) for spec, array in zip(function.params, arrays)]
         buffers = {b.spec.name: b.data for b in bound}
         buffers.update({spec.name: _poisoned(spec) for spec in function.workspaces})
         with _LAUNCH_LOCK:
@@ -156,13 +157,15 @@ class SimulatedModule:
 class _BoundArray:
     """A numpy argument as the kernel sees it: itself when C-contiguous, else a copy copied back.
 
-    A scalar parameter (a Python or numpy number) becomes a one-element array, which the kernel
-    reads through its ``constant T&`` parameter.
+    A scalar parameter becomes a 0-d array of its declared dtype (codegen/scalars.py), which the
+    kernel reads through its ``constant T&`` parameter.
     """
 
-    def __init__(self, spec: BufferSpec, array):
+    def __init__(self, spec: BufferSpec, array, function_name: str):
         self.spec = spec
         self.original = array
+        if spec.scalar:
+            array = np.array(scalar_argument(spec.dtype, array, f"{function_name}: {spec.name}"))
         self.data = np.ascontiguousarray(array, dtype=spec.numpy_dtype)
         if spec.written and isinstance(array, np.ndarray) and not array.flags.writeable:
             raise SimulatorError(
