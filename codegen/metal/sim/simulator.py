@@ -15,6 +15,9 @@ thread per lane of a threadgroup with a barrier that detects deadlocks and
 divergent barrier counts) are linked into one shared object, cached under
 ``$TIR_CACHE_DIR/metal_sim`` (default ``~/.cache/tir``) and loaded with ctypes.
 
+A ``"metal -fast-math"`` target compiles with g++'s ``-ffast-math``, so the
+simulator takes the same liberties a GPU may then take (reassociation, no NaN or
+infinity); by default it follows IEEE like the Metal runtime's safe math mode.
 The simulator checks results; it never reports timings, which would say nothing
 about a GPU.
 """
@@ -222,7 +225,8 @@ def load(
     if not barrier_timeout_s > 0:
         raise ValueError(f"barrier_timeout_s must be a positive number of seconds; got {barrier_timeout_s}")
     translation_unit = host_translation_unit(source, functions)
-    library = ctypes.CDLL(str(_compiled_library(translation_unit, source)))
+    flags = (*COMPILE_FLAGS, "-ffast-math") if target.fast_math else COMPILE_FLAGS
+    library = ctypes.CDLL(str(_compiled_library(translation_unit, source, flags)))
     library.tir_sim_launch.restype = ctypes.c_int
     library.tir_sim_launch.argtypes = [
         ctypes.c_void_p,
@@ -278,11 +282,11 @@ def _argument(specs: dict[str, BufferSpec], name: str, launch: KernelLaunch, ind
     return f"*{pointer}" if specs[name].scalar else pointer
 
 
-def _compiled_library(translation_unit: str, source: str) -> Path:
+def _compiled_library(translation_unit: str, source: str, flags: tuple[str, ...]) -> Path:
     """The cached shared object for ``translation_unit``, compiling and linking it on a miss."""
     launcher = _compiled_launcher()
     header = (_INCLUDE_DIR / "metal_stdlib").read_text()
-    key = _digest(header, _LAUNCHER.read_text(), translation_unit, compiler_version(), *COMPILE_FLAGS)
+    key = _digest(header, _LAUNCHER.read_text(), translation_unit, compiler_version(), *flags)
     library = _cache_dir() / f"module-{key}.so"
     if not library.exists():
         with tempfile.TemporaryDirectory(dir=_cache_dir()) as work:
@@ -290,7 +294,7 @@ def _compiled_library(translation_unit: str, source: str) -> Path:
             unit.write_text(translation_unit)
             output = Path(work) / library.name
             _run_compiler(
-                [*COMPILE_FLAGS, "-shared", f"-I{_INCLUDE_DIR}", str(unit), str(launcher), "-o", str(output)],
+                [*flags, "-shared", f"-I{_INCLUDE_DIR}", str(unit), str(launcher), "-o", str(output)],
                 source,
             )
             os.replace(output, library)
