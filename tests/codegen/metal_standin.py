@@ -176,7 +176,9 @@ class _Metal:
 
     def __init__(self, ledger: Ledger, objc: _ObjC, max_threads: int, has_math_mode: bool):
         self._device = _Device(ledger, objc, max_threads)
-        self.MTLCompileOptions = type("MTLCompileOptions", (_CompileOptions,), {"has_math_mode": has_math_mode})
+        self.MTLCompileOptions = type(
+            "MTLCompileOptions", (_CompileOptions,), {"has_math_mode": has_math_mode}
+        )
 
     def MTLCreateSystemDefaultDevice(self):
         return self._device
@@ -208,7 +210,9 @@ class _Device:
         try:
             return _Library(source, options._math_mode), None
         except CompileError as failure:
-            return None, _NSError("Compilation failed:\n\n" + _GXX_LOCATION.sub(r"program_source:\1:\2: ", failure.output))
+            return None, _NSError(
+                "Compilation failed:\n\n" + _GXX_LOCATION.sub(r"program_source:\1:\2: ", failure.output)
+            )
 
     def newComputePipelineStateWithFunction_error_(self, function, error):
         selector = "newComputePipelineStateWithFunction:error:"
@@ -256,7 +260,9 @@ class _Buffer:
 
     def _bytes(self) -> bytearray:
         if self._data is None:
-            raise ProtocolError("stand-in: this MTLBuffer was emptied (setPurgeableState: Empty) and then used")
+            raise ProtocolError(
+                "stand-in: this MTLBuffer was emptied (setPurgeableState: Empty) and then used"
+            )
         return self._data
 
 
@@ -292,7 +298,10 @@ class _Library:
         """One function per kernel (the same text, so one cached compile); ``launch`` replaces its own."""
         functions = []
         for name, params in self.kernels.items():
-            specs = tuple(BufferSpec(f"b{i}", dtype, (), written=not scalar, scalar=scalar) for i, (dtype, scalar) in enumerate(params))
+            specs = tuple(
+                BufferSpec(f"b{i}", dtype, (), written=not scalar, scalar=scalar)
+                for i, (dtype, scalar) in enumerate(params)
+            )
             own = launch if launch is not None and launch.name == name else None
             own = own or KernelLaunch(name, (1, 1, 1), (1, 1, 1), _slots(len(params)))
             functions.append(CompiledFunction(name, specs, 0, launches=(own,)))
@@ -415,7 +424,9 @@ class _CommandBuffer:
 
     def _require(self, state: str, selector: str) -> None:
         if self._state != state:
-            raise ProtocolError(f"stand-in: {selector} on a command buffer that is {self._state}, not {state}")
+            raise ProtocolError(
+                f"stand-in: {selector} on a command buffer that is {self._state}, not {state}"
+            )
 
 
 class _Encoder:
@@ -479,7 +490,8 @@ def _view(binding, dtype: np.dtype, scalar: bool, kernel: str, index: int):
     if isinstance(binding, bytes):
         if len(binding) < dtype.itemsize:
             raise ProtocolError(
-                f"stand-in: kernel {kernel} reads a {dtype} at buffer({index}) but only {len(binding)} bytes were set"
+                f"stand-in: kernel {kernel} reads a {dtype} at buffer({index}), "
+                f"but only {len(binding)} bytes were set"
             )
         data, offset = bytearray(binding), 0  # setBytes data is read-only to the kernel; a copy
     else:

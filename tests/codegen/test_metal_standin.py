@@ -120,7 +120,9 @@ def test_compile_error_points_at_the_msl_line(ledger):
 
 def test_pipeline_thread_limit_below_the_launch_is_a_build_error(monkeypatch):
     metal_standin.install(monkeypatch, max_threads_per_pipeline=64)
-    with pytest.raises(BuildError, match="kernel 'window_kernel0' of 'window' needs 128 threads .* allows 64"):
+    with pytest.raises(
+        BuildError, match="kernel 'window_kernel0' of 'window' needs 128 threads .* allows 64"
+    ):
         runtime.load(WINDOW_SOURCE, [_window()], METAL)
 
 
