@@ -155,8 +155,7 @@ class MetalModule:
                     spec.dtype, array, f"{function.name}: {spec.name}"
                 ).tobytes()
             elif spec.nbytes:
-                data = np.ascontiguousarray(array, dtype=spec.numpy_dtype)
-                buffers[spec.name].contents().as_buffer(spec.nbytes)[:] = data.reshape(-1).view(np.uint8)
+                _contents(buffers[spec.name], spec)[...] = array
         return buffers, scalars
 
     def _new_buffer(self, spec: BufferSpec):
@@ -168,8 +167,7 @@ class MetalModule:
     def _copy_back(self, function: CompiledFunction, arrays: Sequence, buffers: dict) -> None:
         for spec, array in zip(function.params, arrays):
             if spec.written and not spec.scalar and spec.nbytes:
-                contents = buffers[spec.name].contents().as_buffer(spec.nbytes)
-                array[...] = np.frombuffer(contents, dtype=spec.numpy_dtype).reshape(spec.shape)
+                array[...] = _contents(buffers[spec.name], spec)
 
     def _submit(
         self, function: CompiledFunction, buffers: dict, scalars: dict[str, bytes], rounds: int
@@ -203,6 +201,12 @@ class MetalModule:
             self._metal.MTLSizeMake(*launch.grid), self._metal.MTLSizeMake(*launch.block)
         )
         encoder.endEncoding()
+
+
+def _contents(buffer, spec: BufferSpec) -> np.ndarray:
+    """The shared-storage MTLBuffer's bytes as an array of ``spec``'s dtype and shape (no copy)."""
+    data = buffer.contents().as_buffer(spec.nbytes)
+    return np.frombuffer(data, dtype=spec.numpy_dtype).reshape(spec.shape)
 
 
 def _describe(error) -> str:

@@ -281,23 +281,23 @@ class _Library:
     """Compiled MSL: every kernel's parameters from its signature, compiled once by the host simulator."""
 
     def __init__(self, source: str, math_mode: int):
-        self.source = source
-        self.kernels = _kernel_parameters(source)
-        self.target = Target.parse("metal -fast-math" if math_mode == MATH_MODE_FAST else "metal")
-        simulator.load(source, self._functions(None), self.target)  # a CompileError is Metal's
+        self._source = source
+        self._kernels = _kernel_parameters(source)
+        self._target = Target.parse("metal -fast-math" if math_mode == MATH_MODE_FAST else "metal")
+        simulator.load(source, self._functions(None), self._target)  # a CompileError is Metal's
 
     def newFunctionWithName_(self, name: str):
         _expect("newFunctionWithName:", "name", name, str)
-        return _Function(self, name) if name in self.kernels else None
+        return _Function(self, name) if name in self._kernels else None
 
-    def run(self, name: str, arrays: list, grid: _MTLSize, block: _MTLSize) -> None:
-        launch = KernelLaunch(name, _xyz(grid), _xyz(block), _slots(len(self.kernels[name])))
-        simulator.load(self.source, self._functions(launch), self.target).run(name, arrays)
+    def _run(self, name: str, arrays: list, grid: _MTLSize, block: _MTLSize) -> None:
+        launch = KernelLaunch(name, _xyz(grid), _xyz(block), _slots(len(self._kernels[name])))
+        simulator.load(self._source, self._functions(launch), self._target).run(name, arrays)
 
     def _functions(self, launch: KernelLaunch | None) -> list[CompiledFunction]:
         """One function per kernel (the same text, so one cached compile); ``launch`` replaces its own."""
         functions = []
-        for name, params in self.kernels.items():
+        for name, params in self._kernels.items():
             specs = tuple(
                 BufferSpec(f"b{i}", dtype, (), written=not scalar, scalar=scalar)
                 for i, (dtype, scalar) in enumerate(params)
@@ -336,13 +336,13 @@ def _kernel_parameters(source: str) -> dict[str, list[tuple[str, bool]]]:
 
 class _Function:
     def __init__(self, library: _Library, name: str):
-        self.library = library
-        self.name = name
+        self._library = library
+        self._name = name
 
 
 class _Pipeline:
     def __init__(self, function: _Function, max_threads: int):
-        self.function = function
+        self._function = function
         self._max_threads = max_threads
 
     def maxTotalThreadsPerThreadgroup(self) -> int:
@@ -382,14 +382,14 @@ class _CommandBuffer:
 
     def computeCommandEncoder(self):
         self._require("encoding", "computeCommandEncoder")
-        if self._encoder is not None and not self._encoder.ended:
+        if self._encoder is not None and not self._encoder._ended:
             raise ProtocolError("stand-in: a new encoder while the previous one was not ended (endEncoding)")
         self._encoder = _Encoder(self._dispatches.append, self._ledger)
         return self._objc._autorelease(self._encoder)
 
     def commit(self) -> None:
         self._require("encoding", "commit")
-        if self._encoder is not None and not self._encoder.ended:
+        if self._encoder is not None and not self._encoder._ended:
             raise ProtocolError("stand-in: commit with an encoder not ended (endEncoding)")
         start = time.perf_counter()
         for dispatch in self._dispatches:
@@ -435,7 +435,7 @@ class _Encoder:
         self._ledger = ledger
         self._pipeline: _Pipeline | None = None
         self._bindings: dict[int, object] = {}
-        self.ended = False
+        self._ended = False
 
     def setComputePipelineState_(self, pipeline) -> None:
         _expect("setComputePipelineState:", "state", pipeline, _Pipeline)
@@ -471,19 +471,19 @@ class _Encoder:
         self._record(_Dispatch(self._pipeline, dict(self._bindings), grid, block))
 
     def endEncoding(self) -> None:
-        self.ended = True
+        self._ended = True
 
 
 def _execute(dispatch: _Dispatch) -> None:
     """Run one dispatch on the simulator with each binding's bytes read as the kernel declares them."""
-    function = dispatch.pipeline.function
-    params = function.library.kernels[function.name]
+    function = dispatch.pipeline._function
+    params = function._library._kernels[function._name]
     arrays = []
     for index, (dtype, scalar) in enumerate(params):
         if index not in dispatch.bindings:
-            raise ProtocolError(f"stand-in: kernel {function.name} has nothing bound at buffer({index})")
-        arrays.append(_view(dispatch.bindings[index], np.dtype(dtype), scalar, function.name, index))
-    function.library.run(function.name, arrays, dispatch.grid, dispatch.block)
+            raise ProtocolError(f"stand-in: kernel {function._name} has nothing bound at buffer({index})")
+        arrays.append(_view(dispatch.bindings[index], np.dtype(dtype), scalar, function._name, index))
+    function._library._run(function._name, arrays, dispatch.grid, dispatch.block)
 
 
 def _view(binding, dtype: np.dtype, scalar: bool, kernel: str, index: int):
