@@ -66,6 +66,7 @@ class Ledger:
     command_buffers: int = 0
     leaked_autoreleased: int = 0
     math_modes: list[int] = field(default_factory=list)
+    read_only: dict[str, list[int]] = field(default_factory=dict)  # kernel -> its device const indices
 
 
 def install(monkeypatch, max_threads_per_pipeline: int = 1024, has_math_mode: bool = True) -> Ledger:
@@ -208,11 +209,13 @@ class _Device:
         _expect(selector, "error", error, type(None))  # PyObjC: pass None, get the NSError back
         self._ledger.math_modes.append(options._math_mode)
         try:
-            return _Library(source, options._math_mode), None
+            library = _Library(source, options._math_mode)
         except CompileError as failure:
             return None, _NSError(
                 "Compilation failed:\n\n" + _GXX_LOCATION.sub(r"program_source:\1:\2: ", failure.output)
             )
+        self._ledger.read_only.update(library._read_only)
+        return library, None
 
     def newComputePipelineStateWithFunction_error_(self, function, error):
         selector = "newComputePipelineStateWithFunction:error:"
@@ -282,7 +285,13 @@ class _Library:
 
     def __init__(self, source: str, math_mode: int):
         self._source = source
-        self._kernels = _kernel_parameters(source)
+        declared = _kernel_parameters(source)
+        self._kernels = {
+            name: [(dtype, scalar) for dtype, scalar, _ in params] for name, params in declared.items()
+        }
+        self._read_only = {
+            name: [i for i, p in enumerate(params) if p[2]] for name, params in declared.items()
+        }
         self._target = Target.parse("metal -fast-math" if math_mode == MATH_MODE_FAST else "metal")
         simulator.load(source, self._functions(None), self._target)  # a CompileError is Metal's
 
@@ -316,8 +325,8 @@ def _xyz(size: _MTLSize) -> tuple[int, int, int]:
     return (size.width, size.height, size.depth)
 
 
-def _kernel_parameters(source: str) -> dict[str, list[tuple[str, bool]]]:
-    """Kernel name -> (dtype, is a ``constant T&`` scalar) per ``[[buffer(i)]]`` index, from the MSL."""
+def _kernel_parameters(source: str) -> dict[str, list[tuple[str, bool, bool]]]:
+    """Kernel name -> (dtype, a ``constant T&`` scalar?, ``device const``?) per buffer index, from the MSL."""
     kernels = {}
     for match in _KERNEL.finditer(source):
         depth, end = 1, match.end()
@@ -326,10 +335,17 @@ def _kernel_parameters(source: str) -> dict[str, list[tuple[str, bool]]]:
             end += 1
         params = {}
         for text in source[match.end() : end - 1].split(","):
-            parsed = _PARAM.match(" ".join(text.split()))
+            declaration = " ".join(text.split())
+            parsed = _PARAM.match(declaration)
             if parsed:
-                space, _, msl_type, kind, index = parsed.groups()
-                params[int(index)] = (_DTYPES[msl_type], kind == "&")
+                space, const, msl_type, kind, index = parsed.groups()
+                params[int(index)] = (_DTYPES[msl_type], kind == "&", space == "device" and const is not None)
+            elif "[[buffer(" in declaration:
+                raise ProtocolError(f"stand-in: cannot read the buffer parameter {declaration!r}")
+        if sorted(params) != list(range(len(params))):
+            raise ProtocolError(
+                f"stand-in: kernel {match.group(1)} binds buffers {sorted(params)}, not 0..n-1"
+            )
         kernels[match.group(1)] = [params[i] for i in range(len(params))]
     return kernels
 

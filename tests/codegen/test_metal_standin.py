@@ -43,6 +43,14 @@ def test_seed_schedules_match_numpy_and_the_simulator(kernel, ledger):
     np.testing.assert_array_equal(arrays[-1], simulated[-1])
 
 
+@pytest.mark.parametrize(
+    "kernel, inputs", [("vector_add", [0, 1]), ("window_sum", [0]), ("matmul_shared", [0, 1])]
+)
+def test_buffers_the_kernels_only_read_are_declared_device_const(kernel, inputs, ledger):
+    build(SEED_KERNELS[kernel](SMALL_SIZES[kernel]), "metal")
+    assert ledger.read_only == {"main_kernel0": inputs}
+
+
 def test_two_kernels_through_a_workspace_and_gpu_timing(ledger):
     module = runtime.load(SCALE_SOURCE, [SCALE], METAL)
     a = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
