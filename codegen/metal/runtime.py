@@ -105,7 +105,8 @@ class MetalModule:
     def _compile(self, source: str, fast_math: bool):
         options = self._metal.MTLCompileOptions.new()
         # Fast math is Metal's default; off, the GPU keeps IEEE semantics like the simulator and numpy.
-        if options.respondsToSelector_("setMathMode:"):  # macOS 15 replaced fastMathEnabled with mathMode
+        # macOS 15 replaced fastMathEnabled with mathMode; older PyObjC releases lack its constants.
+        if hasattr(self._metal, "MTLMathModeSafe") and options.respondsToSelector_("setMathMode:"):
             options.setMathMode_(self._metal.MTLMathModeFast if fast_math else self._metal.MTLMathModeSafe)
         else:
             options.setFastMathEnabled_(fast_math)
