@@ -26,15 +26,12 @@ WORKLOADS = [("matmul", "128,128,128", 2.0), ("softmax", "256,256", 1.0), ("redu
 
 
 def specs() -> list[TaskSpec]:
-    found = []
-    for name, shape, weight in WORKLOADS:
-        workload, sizes = workloads.get_workload(name), workloads.get_workload(name).sizes(shape)
-
-        def reference(arrays, workload=workload, sizes=sizes):
-            return workload.reference(*arrays, **sizes)
-
-        found.append(TaskSpec(f"{name}[{shape}]", workloads.make(name, shape), reference, weight))
-    return found
+    return [
+        TaskSpec(
+            f"{name}[{shape}]", workloads.make(name, shape), workloads.reference_for(name, shape), weight
+        )
+        for name, shape, weight in WORKLOADS
+    ]
 
 
 def main() -> None:

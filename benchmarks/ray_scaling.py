@@ -47,12 +47,11 @@ def candidates(n: int, count: int, seed: int) -> list[Candidate]:
 
 def throughput(workers: int, pool: list[Candidate], n: int) -> tuple[float, int]:
     """Candidates per minute with ``workers`` Ray workers, and how many measured ok."""
-    workload = workloads.get_workload("matmul")
-    sizes = workload.sizes(f"{n},{n},{n}")
     os.environ["TIR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"ray{workers}-")  # Ray's workers inherit it
-    mod = workloads.make("matmul", f"{n},{n},{n}")
+    mod_shape = f"{n},{n},{n}"
+    mod = workloads.make("matmul", mod_shape)
     with RayRunner(actors=workers, cpus=workers) as runner:
-        session = runner.session(mod, "c", reference=lambda a: workload.reference(*a, **sizes))
+        session = runner.session(mod, "c", reference=workloads.reference_for("matmul", mod_shape))
         session.measure(pool[:workers])  # warm-up: workers started, modules imported (not counted)
         batch, ok = 4 * workers, 0
         started = time.perf_counter()

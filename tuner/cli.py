@@ -220,15 +220,9 @@ def _workload(args):
         if func not in mod:
             raise CommandError(f"{args.workload} has no function {func!r}; it has {', '.join(mod.functions)}")
         return IRModule.from_func(mod[func]), f"{Path(args.workload).stem}.{func}", None
-    workload = workloads.get_workload(args.workload)
     mod = workloads.make(args.workload, args.shape, args.dtype)
-    sizes = workload.sizes(args.shape)
-    shape = ",".join(str(v) for v in sizes.values())
-
-    def reference(arrays):
-        return workload.reference(*arrays, **sizes)
-
-    return mod, f"{args.workload}[{shape}]", reference
+    shape = ",".join(str(v) for v in workloads.get_workload(args.workload).sizes(args.shape).values())
+    return mod, f"{args.workload}[{shape}]", workloads.reference_for(args.workload, args.shape)
 
 
 def load_script(path: Path) -> IRModule:

@@ -115,15 +115,11 @@ def _task(path: Path, number: int, entry, load_script) -> TaskSpec:
         return TaskSpec(name, IRModule.from_func(module[func]), None, float(weight))
     name, shape = entry["workload"], entry.get("shape")
     try:
-        workload = workloads.get_workload(name)
         mod = workloads.make(name, shape, entry.get("dtype", "float32"))
-        sizes = workload.sizes(shape)
+        sizes = workloads.get_workload(name).sizes(shape)
     except workloads.WorkloadError as error:
         raise TaskFileError(f"{where}: {error}") from None
-
-    def reference(arrays):
-        return workload.reference(*arrays, **sizes)
-
+    reference = workloads.reference_for(name, shape)
     return TaskSpec(f"{name}[{','.join(map(str, sizes.values()))}]", mod, reference, float(weight))
 
 

@@ -32,12 +32,6 @@ REPO = Path(__file__).resolve().parents[2]
 SHAPE = "32,32,32"
 
 
-def _reference(shape: str):
-    workload = workloads.get_workload("matmul")
-    sizes = workload.sizes(shape)
-    return lambda arrays: workload.reference(*arrays, **sizes)
-
-
 @pytest.fixture(scope="module")
 def cluster():
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -61,7 +55,7 @@ def _records(db: Path, mod) -> list:
 def test_records_like_a_local_run_and_never_on_a_node_without_the_resource(cluster, tmp_path):
     head, _, cuda_only = cluster
     mod = workloads.make("matmul", SHAPE)
-    reference = _reference(SHAPE)
+    reference = workloads.reference_for("matmul", SHAPE)
     with RayRunner(head.address) as runner:
         result = tune(
             mod, "c", 8, tmp_path / "ray.db", batch_size=4, reference=reference, runner=runner, progress=False
@@ -96,7 +90,14 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path):
     killer.start()
     with RayRunner(head.address) as runner:
         result = tune(
-            mod, "c", 16, db, batch_size=4, reference=_reference(SHAPE), runner=runner, progress=False
+            mod,
+            "c",
+            16,
+            db,
+            batch_size=4,
+            reference=workloads.reference_for("matmul", SHAPE),
+            runner=runner,
+            progress=False,
         )
     killer.join()
     assert killed.is_set()
