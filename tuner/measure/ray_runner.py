@@ -161,7 +161,7 @@ class RayRunner:
         self.run_timeout = run_timeout
         self.actors: list[_Actor] = []
         self.lost: list[str] = []  # why actors were dropped, for the error when none is left
-        self._started_ray = False
+        self._connected = False  # this runner called ray.init (and so disconnects in close)
         self._names = count(1)
         self._sessions = count(1)
 
@@ -183,7 +183,7 @@ class RayRunner:
         else:
             cpus = self.cpus or os.cpu_count() or 1
             ray.init(num_cpus=cpus, resources={self.resource: self.max_actors or 1}, **options)
-            self._started_ray = True
+        self._connected = True
 
     def ensure_actors(self) -> None:
         """Place an actor on every free unit of the resource (up to ``actors``): after a node died,
@@ -224,13 +224,14 @@ class RayRunner:
         return RaySession(self, next(self._sessions), str(target), self.ray.put(spec))
 
     def close(self) -> None:
-        """Kill this runner's actors; stop the Ray instance it started (a cluster it joined goes on)."""
+        """Kill this runner's actors; if it connected to Ray, disconnect (the Ray instance it started
+        stops, a cluster it joined goes on)."""
         for actor in self.actors:
             self.ray.kill(actor.handle, no_restart=True)
         self.actors.clear()
-        if self._started_ray:
+        if self._connected:
             self.ray.shutdown()
-            self._started_ray = False
+            self._connected = False
 
     def __enter__(self) -> RayRunner:
         return self
