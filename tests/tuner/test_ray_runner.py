@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow  # a cluster's start-up; CI runs it all the same
 
 from tuner.measure import MeasureError  # noqa: E402
 from tuner.measure.ray_runner import RayRunner, project_runtime_env  # noqa: E402 - after the importorskip
+from tuner.tasks import TaskSpec, tune_tasks  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SHAPE = "32,32,32"
@@ -141,3 +142,19 @@ def test_ctrl_c_stops_the_run_and_frees_the_cluster(cluster, tmp_path):
             break
         time.sleep(0.5)
     assert ray.available_resources().get("c", 0) == ray.cluster_resources().get("c", 0)
+
+
+def test_many_workloads_share_the_cluster(cluster, tmp_path):
+    head, _, _ = cluster
+    specs = [
+        TaskSpec(name, workloads.make(name, shape), workloads.reference_for(name, shape))
+        for name, shape in (("matmul", SHAPE), ("softmax", "16,64"))
+    ]
+    with RayRunner(head.address) as runner:
+        results = tune_tasks(
+            specs, "c", 8, tmp_path / "tasks.db", batch_size=4, runner=runner, progress=False
+        )
+    assert [r.trials for r in results] == [4, 4]  # a round each, nothing more to spend
+    for spec in specs:
+        records = _records(tmp_path / "tasks.db", spec.mod)
+        assert len(records) == 4 and all("node" in r.meta for r in records)

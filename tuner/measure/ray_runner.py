@@ -306,16 +306,21 @@ class _Batch:
         self.ray = session.ray
         self.results: list[MeasureResult | None] = [None] * len(candidates)
         self.attempts = [0] * len(candidates)
-        now = time.monotonic()
-        self.builds = {
-            session._build.remote(BuildTask(c.mod, session.target, c.source_override)): (index, now)
-            for index, c in enumerate(candidates)
-        }
+        self.waiting = deque(
+            (index, BuildTask(c.mod, session.target, c.source_override)) for index, c in enumerate(candidates)
+        )
+        # No more builds in flight than the cluster has CPUs: a build's time limit starts when it is
+        # submitted, so one must not spend it queued behind the others.
+        self.max_builds = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+        self.builds: dict[Any, tuple[int, float]] = {}
         self.built: deque[tuple[int, BuildOutcome]] = deque()
         self.running: dict[Any, tuple[int, _Actor, float, BuildOutcome]] = {}
 
     def run(self) -> list[MeasureResult]:
-        while self.builds or self.built or self.running:
+        while self.waiting or self.builds or self.built or self.running:
+            while self.waiting and len(self.builds) < self.max_builds:
+                index, task = self.waiting.popleft()
+                self.builds[self.session._build.remote(task)] = (index, time.monotonic())
             self._dispatch()
             refs = list(self.builds) + list(self.running)
             if not refs:
