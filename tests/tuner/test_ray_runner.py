@@ -48,6 +48,13 @@ def cluster():
     head.shutdown()
 
 
+def _wait_until_free(resource: str, units: int) -> None:
+    """Until Ray reports ``units`` of ``resource`` free (a previous test's actors are gone)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and ray.available_resources().get(resource, 0) < units:
+        time.sleep(0.5)
+
+
 def _records(db: Path, mod) -> list:
     with Database(db) as database:
         return database.records(workload_key(mod))
@@ -77,23 +84,27 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path):
     head, c_worker, _ = cluster
     mod = workloads.make("matmul", SHAPE)
     db = tmp_path / "killed.db"
-    killed = threading.Event()
+    killed, at_kill = threading.Event(), []
 
     def kill_when_measuring():
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not killed.is_set():
-            if db.exists() and len(_records(db, mod)) >= 2:
+            # Once the worker node has measured (its actor may be placed a batch late, when the
+            # previous test's actors have freed the resource), kill it while the run goes on.
+            if db.exists() and c_worker.node_id in {r.meta.get("node") for r in _records(db, mod)}:
                 head.remove_node(c_worker, allow_graceful=False)  # SIGKILL to its raylet and workers
+                at_kill.append(len(_records(db, mod)))
                 killed.set()
             time.sleep(0.2)
 
+    _wait_until_free("c", 2)  # both nodes' units: an actor on each from the first batch
     killer = threading.Thread(target=kill_when_measuring)
     killer.start()
     with RayRunner(head.address) as runner:
         result = tune(
             mod,
             "c",
-            16,
+            24,
             db,
             batch_size=4,
             reference=workloads.reference_for("matmul", SHAPE),
@@ -103,10 +114,10 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path):
     killer.join()
     assert killed.is_set()
     records = _records(db, mod)
-    assert result.trials == 16 and len(records) == 16
-    assert len({str(r.trace) for r in records}) == 16
-    assert c_worker.node_id in {r.meta["node"] for r in records}  # it measured before it was killed
-    assert sum(r.status == "ok" for r in records) >= 12  # a killed candidate is retried, not lost
+    assert result.trials == 24 and len(records) == 24
+    assert len({str(r.trace) for r in records}) == 24
+    assert sum(r.status == "ok" for r in records) >= 18  # a killed candidate is retried, not lost
+    assert at_kill[0] < 24 and any("died" in reason for reason in runner.lost)  # killed mid-run, seen
 
 
 def test_a_node_that_cannot_run_the_target_is_left_out_with_its_reason(cluster):

@@ -207,6 +207,12 @@ class RayRunner:
                 f"`ray start --address ADDRESS --resources '{{\"{self.resource}\": 1}}'`{lost}"
             )
 
+    def rotate(self, actor: _Actor) -> None:
+        """Put ``actor`` last: candidates go round the actors, so every device is used and a dead
+        one is found at once."""
+        self.actors.remove(actor)
+        self.actors.append(actor)
+
     def drop(self, actor: _Actor, reason: str) -> None:
         """Forget an actor that died or hung (killing it in case it is alive)."""
         if actor in self.actors:
@@ -340,6 +346,7 @@ class _Batch:
         while self.built and idle:
             index, outcome = self.built.popleft()
             actor = idle.pop(0)
+            self.session.runner.rotate(actor)
             ref = actor.handle.measure.remote(self.session.number, self.session._spec_box, outcome)
             limit = self.session.runner.run_timeout + COMPILE_MARGIN_SECONDS
             if actor not in self.session._opened:
