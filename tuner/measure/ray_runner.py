@@ -15,8 +15,8 @@ recorded as such; an actor that dies (its node killed) or does not answer in
 time is dropped and its candidate retried once on another actor, else recorded
 as an error with the reason; a node whose runtime is missing is left out of
 that workload with its reason, and the session fails only when no node can
-measure. A Ctrl-C cancels this run's builds and kills its busy actors; ``close``
-kills the rest (and stops the Ray instance the runner started).
+measure. A Ctrl-C kills this run's busy actors; ``close`` kills the rest and
+disconnects, which ends the run's builds (and stops a Ray instance the runner started).
 """
 
 from __future__ import annotations
@@ -420,8 +420,8 @@ class _Batch:
                 self._retry(index, outcome, "timeout", f"{actor.name} did not answer in time and was killed")
 
     def stop(self) -> None:
-        """Cancel the builds in flight and kill the actors measuring (Ctrl-C)."""
-        for ref in self.builds:
-            self.ray.cancel(ref, force=True)
+        """Kill the actors measuring (Ctrl-C). The builds in flight are not cancelled: Ray 2.60's
+        driver can abort on a force-cancelled task whose reply is under way, and each build ends
+        within its time limit anyway, or with the job when the driver disconnects (``close``)."""
         for _, actor, _, _ in self.running.values():
             self.session.runner.drop(actor, "stopped by the driver")
