@@ -27,7 +27,16 @@ import numpy as np
 from codegen.program import BufferSpec, CompiledFunction
 from codegen.target import Target
 
-from .compiler import CCompiler, compile_library, find_compiler
+from .compiler import CCompiler, CompilerNotFoundError, compile_library, find_compiler
+
+
+def unavailable_reason(target: Target) -> str | None:
+    """Why the C runtime cannot run here (no C compiler), or None."""
+    try:
+        find_compiler(target)
+    except CompilerNotFoundError as error:
+        return str(error)
+    return None
 
 
 def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> CModule:
