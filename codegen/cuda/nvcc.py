@@ -2,8 +2,8 @@
 
 The CUDA runtime (``codegen/cuda/runtime.py``) compiles through NVRTC, which
 needs a GPU and CuPy; this module only needs the CUDA toolkit. It runs
-``nvcc -arch=<arch> -cubin`` (or ``-ptx``, for ``Module.export``) on the exact source (so nvcc's line numbers are
-the source's) in a temporary folder and caches the cubin under
+``nvcc -arch=<arch> -cubin`` (or ``-ptx``, for ``Module.export``) on the exact
+source (so nvcc's line numbers are the source's) in a temporary folder and caches the cubin under
 ``$TIR_CACHE_DIR/nvcc`` by a hash of the source, the flags and nvcc's version.
 """
 

@@ -81,10 +81,9 @@ def _dispatch(function: CompiledFunction) -> list[str]:
                 lines.append(f"    encoder.setBytes(&{variable}, length: {size}, index: {index})")
             else:
                 lines.append(f"    encoder.setBuffer({variable}, offset: 0, index: {index})")
-        grid, block = launch.grid, launch.block
         lines += [
-            f"    encoder.dispatchThreadgroups(MTLSize(width: {grid[0]}, height: {grid[1]}, depth: {grid[2]}),",
-            f"        threadsPerThreadgroup: MTLSize(width: {block[0]}, height: {block[1]}, depth: {block[2]}))",
+            f"    encoder.dispatchThreadgroups({_size(launch.grid)},",
+            f"        threadsPerThreadgroup: {_size(launch.block)})",
             "    encoder.endEncoding()",
             "}",
         ]
@@ -101,3 +100,7 @@ def _declare(function_name: str, spec: BufferSpec) -> str:
         f"let {variable} = device.makeBuffer(length: {max(spec.nbytes, 4)}, options: .storageModeShared)!"
         f"  // {spec.dtype} {shape}"
     )
+
+
+def _size(dims: tuple[int, int, int]) -> str:
+    return f"MTLSize(width: {dims[0]}, height: {dims[1]}, depth: {dims[2]})"
