@@ -98,6 +98,6 @@ def significant(value: float, digits: int = 3) -> str:
     """``value`` rounded to ``digits`` significant digits, with thousands separators and no exponent."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
-    decimals = digits - 1 - math.floor(math.log10(abs(value)))
-    rounded = round(value, decimals)
+    rounded = round(value, digits - 1 - math.floor(math.log10(abs(value))))
+    decimals = digits - 1 - math.floor(math.log10(abs(rounded)))  # 9.999 rounds to 10.0, not 10.00
     return f"{rounded:,.{max(decimals, 0)}f}"
