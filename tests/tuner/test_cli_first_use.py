@@ -15,7 +15,6 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -26,19 +25,10 @@ from schedule.errors import NotFoundError
 from tuner import Database, workload_key, workloads
 from tuner.cli import PIPED_WIDTH, _parser
 
-REPO = Path(__file__).resolve().parents[2]
+from .test_cli import REPO
+from .test_cli import tir as tir_command
+
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def tir_command(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner.cli", *args],
-        cwd=cwd,
-        env=env or ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture(scope="module")

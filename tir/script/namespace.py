@@ -146,9 +146,7 @@ def prim_func(func: Callable | None = None, *, private: bool = False):
     try:
         return parse_function(func)
     except ParseError as error:
-        if _parser_traceback_wanted():
-            raise
-        raise error.with_traceback(None) from None  # the parser's frames and chain say nothing to users
+        raise _shown_to_users(error)  # noqa: B904 - the error itself (file, line, caret) is what to show
 
 
 def ir_module(cls: type):
@@ -159,17 +157,21 @@ def ir_module(cls: type):
     try:
         return parse_module(cls)
     except ParseError as error:
-        if _parser_traceback_wanted():
-            raise
-        raise error.with_traceback(None) from None  # the parser's frames and chain say nothing to users
+        raise _shown_to_users(error)  # noqa: B904 - the error itself (file, line, caret) is what to show
 
 
 # Set to 1 to see the parser's own frames and exception chain under a ParseError.
 PARSER_TRACEBACK_VARIABLE = "TIR_PARSER_TRACEBACK"
 
 
-def _parser_traceback_wanted() -> bool:
-    return os.environ.get(PARSER_TRACEBACK_VARIABLE, "") not in ("", "0")
+def _shown_to_users(error: Exception) -> Exception:
+    """``error`` without the parser's frames and chained exceptions, which say nothing to users;
+    unchanged when ``TIR_PARSER_TRACEBACK`` is set."""
+    if os.environ.get(PARSER_TRACEBACK_VARIABLE, "") not in ("", "0"):
+        return error
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    return error.with_traceback(None)
 
 
 def _make_t() -> _Namespace:
