@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.run(args) or 0
+        status = args.run(args) or 0
+        sys.stdout.flush()  # a reader that went away fails here, inside the try, not at exit
+        return status
     except KeyboardInterrupt:
         errors.print(
             Text.assemble(

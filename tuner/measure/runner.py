@@ -40,6 +40,10 @@ class MeasureError(RuntimeError):
     """Measurement cannot start: the runner does not start, or the reference outputs cannot be made."""
 
 
+class RunnerUnavailableError(MeasureError, RuntimeUnavailableError):
+    """The target's runtime cannot start here (no CuPy, no GPU, not a Mac); the message says the fix."""
+
+
 class RunnerTimeout(Exception):
     """The runner did not answer within the time limit."""
 
@@ -195,7 +199,7 @@ class RunnerProcess:
             raise
         if reply[0] == "unavailable":
             self.close()
-            raise RuntimeUnavailableError(reply[1])
+            raise RunnerUnavailableError(reply[1])
         if reply[0] != "ready":
             self.close()
             raise MeasureError(
