@@ -165,9 +165,7 @@ class Module:
             raise ValueError(
                 f"export name must be an identifier (it names files and a C header); got {name!r}"
             )
-        from .per_target import export_module
-
-        return export_module(self, Path(folder), name)
+        return self.target.backend.export(self, Path(folder), name)
 
     def _check_timings(self) -> None:
         if not self._timings:

@@ -33,7 +33,6 @@ from rich.text import Text
 
 import tir
 from codegen.errors import RuntimeUnavailableError
-from codegen.per_target import unavailable_reason
 from codegen.target import Target, TargetError
 from codegen.timing import significant
 from tir.function import IRModule, PrimFunc
@@ -150,7 +149,7 @@ def _tune(args) -> int:
     from .search import tune
 
     target = Target.parse(args.target)
-    problem = unavailable_reason(target)
+    problem = target.backend.unavailable_reason(target)
     if problem is not None:
         raise CommandError(problem)
     mod, name, reference = _workload(args)
@@ -191,7 +190,10 @@ def _tune(args) -> int:
 def _workload(args):
     if args.workload.endswith(".py") or Path(args.workload).exists():
         mod = load_script(Path(args.workload))
-        func = args.func or ("main" if "main" in mod else next(iter(mod.functions)))
+        try:
+            func = args.func or mod.main_name()
+        except ValueError as error:
+            raise CommandError(f"{args.workload}: {error}; choose one with --func NAME") from None
         if func not in mod:
             raise CommandError(f"{args.workload} has no function {func!r}; it has {', '.join(mod.functions)}")
         return IRModule.from_func(mod[func]), f"{Path(args.workload).stem}.{func}", None

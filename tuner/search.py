@@ -25,7 +25,6 @@ import numpy as np
 
 import tir
 from codegen.errors import RuntimeUnavailableError
-from codegen.per_target import unavailable_reason
 from codegen.target import Target
 from codegen.timing import significant
 from schedule import Schedule, Trace
@@ -116,12 +115,13 @@ def tune(
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
     target = Target.parse(target)
-    problem = unavailable_reason(target)
+    problem = target.backend.unavailable_reason(target)
     if problem is not None:
         raise RuntimeUnavailableError(problem)
-    name = workload_name or next(iter(mod.functions))
+    # The measurer runs the module's main function: its name, FLOPs and key come from that one.
+    name = workload_name or mod.main_name()
     batch_size = batch_size or 8
-    flops = tir.flop_count(mod[next(iter(mod.functions))])
+    flops = tir.flop_count(mod.main_function())
     rng = random.Random(seed)
     space = SpaceGenerator(target)
     started = time.perf_counter()

@@ -34,7 +34,7 @@ class CudaUnavailableError(RuntimeUnavailableError):
     """The CUDA runtime cannot start here: CuPy is missing, or it sees no NVIDIA GPU."""
 
 
-def unavailable_reason() -> str | None:
+def unavailable_reason(target: Target) -> str | None:
     """Why the CUDA runtime cannot run here, found without importing CuPy (None: it may run).
 
     Only CuPy's presence is checked; whether it sees a GPU is known once the runtime starts.

@@ -34,7 +34,7 @@ class MetalUnavailableError(RuntimeUnavailableError):
     """The Metal runtime cannot start here: not macOS, no PyObjC Metal bindings, or no Metal device."""
 
 
-def unavailable_reason() -> str | None:
+def unavailable_reason(target: Target) -> str | None:
     """Why the Metal runtime cannot run here, found without importing it (None: it may run)."""
     if sys.platform != "darwin":
         return METAL_MISSING

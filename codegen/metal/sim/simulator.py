@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen.errors import CompileError, LaunchError
+from codegen.metal.printer import METAL_TYPES
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
 from codegen.target import Target
 
@@ -64,20 +65,6 @@ _THREADGROUP_DECLARATION = re.compile(r"^([ \t]*)threadgroup (?=[^*;=\[\n]*[;=\[
 _ADDRESS = re.compile(r"address (0x[0-9a-f]+)")
 _MSL_FILE = "kernel.metal"
 _WRAPPER_FILE = "(simulator wrappers)"
-
-MSL_TYPES = {
-    "float32": "float",
-    "float16": "half",
-    "int8": "char",
-    "int16": "short",
-    "int32": "int",
-    "int64": "long",
-    "uint8": "uchar",
-    "uint16": "ushort",
-    "uint32": "uint",
-    "uint64": "ulong",
-    "bool": "bool",
-}
 
 # Threadgroup memory is a function-level static per kernel, shared by every launch of that kernel
 # in this process, so launches run one at a time.
@@ -269,9 +256,9 @@ def _argument(specs: dict[str, BufferSpec], name: str, launch: KernelLaunch, ind
             f"kernel {launch.name} takes buffer {name!r}, which is neither a parameter nor a workspace"
         )
     dtype = specs[name].dtype
-    if dtype not in MSL_TYPES:
+    if dtype not in METAL_TYPES:
         raise SimulatorError(f"buffer {name} of kernel {launch.name} has dtype {dtype}, which Metal lacks")
-    pointer = f"({MSL_TYPES[dtype]}*)args[{index}]"
+    pointer = f"({METAL_TYPES[dtype]}*)args[{index}]"
     return f"*{pointer}" if specs[name].scalar else pointer
 
 
