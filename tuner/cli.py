@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         errors.print(
             Text.assemble(
                 ("interrupted", "yellow"), ": finished records are kept; run the same command to resume"
-            )
+            ),
+            soft_wrap=True,
         )
         return 130
     except tir.ParseError as error:
