@@ -21,9 +21,8 @@ from collections.abc import Callable
 from tir.analysis.flops import flop_count
 from tir.buffer import Buffer
 from tir.function import IRModule, PrimFunc
-from tir.functor import post_order_visit
-from tir.stmt import BufferStore
 
+from .c_family import stored_buffers
 from .errors import BuildError, RuntimeUnavailableError
 from .kernels import check_dtypes, split_device_kernels
 from .module import Module
@@ -90,13 +89,7 @@ def _build_function(name, func, target, printer_class, needs, dump) -> tuple[lis
 
 
 def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
-    written = set()
-
-    def visit(node) -> None:
-        if isinstance(node, BufferStore):
-            written.add(node.buffer)
-
-    post_order_visit(func.body, visit)
+    written = stored_buffers(func.body)
     specs = []
     for param in func.params:
         if not isinstance(param, Buffer):

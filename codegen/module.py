@@ -22,6 +22,7 @@ import numpy as np
 
 from .errors import LaunchError
 from .program import CompiledFunction
+from .scalars import scalar_argument
 from .target import Target
 from .timing import TimingResult, significant, time_calls
 
@@ -131,17 +132,19 @@ class Module:
         return evaluate
 
     def benchmark(
-        self, name: str, *arrays, number: int = 1, repeat: int = 5, min_repeat_seconds: float = 0.05
+        self, name: str, *arrays, number: int | None = None, repeat: int = 5, min_repeat_seconds: float = 0.05
     ) -> BenchmarkResult:
         """Median seconds per call, the spread of the repeats, and GFLOPS (three significant digits).
 
-        ``number`` calls per repeat grow until one repeat lasts ``min_repeat_seconds``.
+        Without ``number``, the calls per repeat grow from one until a repeat lasts
+        ``min_repeat_seconds``; a given ``number`` is used as it is.
         """
         spec = self[name].spec
         self._check_timings()
         arrays = self.adopt(arrays)
         check_arguments(spec, arrays)
-        timing = self.time_evaluator(name, number, repeat, min_repeat_seconds * 1e3)(*arrays)
+        grow_to_ms = min_repeat_seconds * 1e3 if number is None else 0
+        timing = self.time_evaluator(name, number or 1, repeat, grow_to_ms)(*arrays)
         return BenchmarkResult(name, timing.median, spec.flops, timing, self.device_name, str(self.target))
 
     def adopt(self, arrays: Sequence) -> tuple:
@@ -205,11 +208,7 @@ def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
         raise TypeError(f"{spec.name} takes {len(spec.params)} arrays ({names}); got {len(arrays)}")
     for position, (param, array) in enumerate(zip(spec.params, arrays)):
         if param.scalar:
-            if not isinstance(array, (int, float, np.number)) or isinstance(array, bool):
-                raise TypeError(
-                    f"{spec.name}: argument {position} ({param.name}) is a {param.dtype} scalar; "
-                    f"got {type(array).__name__}"
-                )
+            scalar_argument(param.dtype, array, f"{spec.name}: argument {position} ({param.name})")
             continue
         shape = tuple(getattr(array, "shape", ()))
         dtype = str(getattr(array, "dtype", type(array).__name__))
