@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import new_state, raise_if_failed
 from .errors import LaunchError
 from .program import CompiledFunction
 from .scalars import scalar_argument
@@ -61,10 +62,15 @@ class Function:
     def __call__(self, *arrays) -> None:
         arrays = self.module.adopt(arrays)
         check_arguments(self.spec, arrays)
-        self.module.loaded.run(self.spec.name, arrays)
+        if not self.spec.checks:
+            self.module.loaded.run(self.spec.name, arrays)
+            return
+        state = new_state(self.spec)
+        self.module.loaded.run(self.spec.name, (*arrays, state))
+        raise_if_failed(self.spec, state)
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{p.name}: {p.dtype}{list(p.shape)}" for p in self.spec.params)
+        params = ", ".join(f"{p.name}: {p.dtype}{list(p.shape)}" for p in self.spec.arguments)
         return f"<{self.module.target.kind} function {self.spec.name}({params})>"
 
 
@@ -123,7 +129,7 @@ class Module:
             arrays = self.adopt(arrays)
             check_arguments(spec, arrays)
             return time_calls(
-                lambda n, r: self.loaded.time(name, arrays, n, r),
+                lambda n, r: self._time(spec, arrays, n, r),
                 number=number,
                 repeat=repeat,
                 min_repeat_seconds=min_repeat_ms / 1e3,
@@ -170,6 +176,15 @@ class Module:
             )
         return self.target.backend.export(self, Path(folder), name)
 
+    def _time(self, spec: CompiledFunction, arrays: Sequence, number: int, repeat: int) -> list[float]:
+        """The runtime's timings; a checked build passes its check state and raises if a check failed."""
+        if not spec.checks:
+            return self.loaded.time(spec.name, arrays, number, repeat)
+        state = new_state(spec)
+        seconds = self.loaded.time(spec.name, (*arrays, state), number, repeat)
+        raise_if_failed(spec, state)
+        return seconds
+
     def _check_timings(self) -> None:
         if not self._timings:
             raise LaunchError(
@@ -203,10 +218,11 @@ DLPACK_CPU, DLPACK_CUDA_HOST = 1, 3
 
 def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
     """Every array's shape and dtype against the function's signature, before anything runs."""
-    if len(arrays) != len(spec.params):
-        names = ", ".join(p.name for p in spec.params)
-        raise TypeError(f"{spec.name} takes {len(spec.params)} arrays ({names}); got {len(arrays)}")
-    for position, (param, array) in enumerate(zip(spec.params, arrays)):
+    params = spec.arguments
+    if len(arrays) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise TypeError(f"{spec.name} takes {len(params)} arrays ({names}); got {len(arrays)}")
+    for position, (param, array) in enumerate(zip(params, arrays)):
         if param.scalar:
             scalar_argument(param.dtype, array, f"{spec.name}: argument {position} ({param.name})")
             continue
