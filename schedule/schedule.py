@@ -78,7 +78,7 @@ class Schedule(
         return self.state.func
 
     def show(self, style: str | None = None, loops_only: bool = False) -> None:
-        """Print the current module; ``loops_only=True`` prints its loop nest only (as Halide's print_loop_nest)."""
+        """Print the current module; ``loops_only=True``: its loop nest only, as Halide's print_loop_nest."""
         self.state.mod.show(style=style, loops_only=loops_only)
 
     def _repr_html_(self) -> str:

@@ -16,7 +16,7 @@ and bound to blockIdx/threadIdx. After::
 
 from __future__ import annotations
 
-from .. import Block, BlockRealize, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from .. import Block, BlockRealize, For, ForKind, IfThenElse, SeqStmt, Stmt
 from ..expr import IntImm
 from ..function import IRModule, PrimFunc
 
@@ -60,9 +60,7 @@ def _walk(stmt: Stmt, depth: int, lines: list[str]) -> None:
         if stmt.else_case is not None:
             lines.append(f"{pad}else:")
             _walk(stmt.else_case, depth + 1, lines)
-    elif isinstance(stmt, LetStmt):
-        _walk(stmt.body, depth, lines)
-    elif hasattr(stmt, "body"):
+    elif hasattr(stmt, "body"):  # LetStmt, Allocate
         _walk(stmt.body, depth, lines)
     else:
         lines.append(f"{pad}{_computes(stmt)}(...) = ...")
@@ -84,7 +82,7 @@ def _holds_loops(stmt: Stmt) -> bool:
         return True
     if isinstance(stmt, SeqStmt):
         return any(_holds_loops(child) for child in stmt.seq)
-    return isinstance(stmt, (IfThenElse, LetStmt)) or (hasattr(stmt, "body") and _holds_loops(stmt.body))
+    return isinstance(stmt, IfThenElse) or (hasattr(stmt, "body") and _holds_loops(stmt.body))
 
 
 def _computes(stmt: Stmt) -> str:
