@@ -1,4 +1,4 @@
-"""Needle's NDArray backend operators (seed 004) as TVMScript programs, with GPU schedules and numpy references.
+"""Needle's NDArray backend operators (seed 004) as TVMScript programs, GPU schedules, numpy references.
 
 Seed 004 writes each operator of Needle's array backend as a hand-made Metal
 kernel. Here each one is a TVMScript program, made for any static shape (our
@@ -25,6 +25,7 @@ where one is present; ``examples/seeds/seed004_needle_metal.py`` is the tour.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -318,11 +319,11 @@ def _extent(sch: Schedule, loop) -> int:
 
 
 OPERATORS: dict[str, Callable[..., Operator]] = {
-    **{f"ewise_{op}": (lambda op: lambda *s: ewise(op, *s))(op) for op in BINARY},
-    **{f"scalar_{op}": (lambda op: lambda *s: scalar(op, *s))(op) for op in BINARY},
-    **{f"ewise_{op}": (lambda op: lambda *s: unary(op, *s))(op) for op in UNARY},
-    "reduce_sum": lambda *s: reduce("sum", *s),
-    "reduce_max": lambda *s: reduce("max", *s),
+    **{f"ewise_{op}": functools.partial(ewise, op) for op in BINARY},
+    **{f"scalar_{op}": functools.partial(scalar, op) for op in BINARY},
+    **{f"ewise_{op}": functools.partial(unary, op) for op in UNARY},
+    "reduce_sum": functools.partial(reduce, "sum"),
+    "reduce_max": functools.partial(reduce, "max"),
     "matmul": matmul,
     "compact": compact,
     "ewise_setitem": ewise_setitem,

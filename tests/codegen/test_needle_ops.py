@@ -32,9 +32,18 @@ import pytest
 
 from codegen import RuntimeUnavailableError, build
 from codegen.build import generate_source
-from examples.seeds.needle_ops import Operator, compact, ewise, ewise_setitem, matmul, random_arguments
+from examples.seeds.needle_ops import (
+    Operator,
+    compact,
+    ewise,
+    ewise_setitem,
+    matmul,
+    random_arguments,
+    scalar,
+    scalar_setitem,
+    unary,
+)
 from examples.seeds.needle_ops import reduce as reduce_op
-from examples.seeds.needle_ops import scalar, scalar_setitem, unary
 
 GOLDEN = Path(__file__).parent / "golden"
 TRANSCENDENTAL = ("log", "exp", "tanh", "power")
