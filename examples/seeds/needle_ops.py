@@ -11,8 +11,9 @@ formats the program for the shapes it is given), then scheduled for a GPU:
   broadcast (numpy's rules: missing or size-1 dimensions);
 - ``reduce_sum``/``reduce_max`` over the last axis of a compact array: one
   thread per output element;
-- ``matmul``: 16x16 output tiles per threadgroup, A and B tiles staged in
-  threadgroup (shared) memory by all the block's threads, one output per thread;
+- ``matmul``: 16x16 output tiles per threadgroup (smaller when 16 does not
+  divide the sizes), A and B tiles staged in threadgroup (shared) memory by all
+  the block's threads, one output per thread;
 - ``compact`` (strided gather: ``out[i] = a[offset + i . strides]``),
   ``ewise_setitem`` and ``scalar_setitem`` (strided scatter into ``out``, the
   rest of ``out`` untouched), the way Needle makes views contiguous.
@@ -293,13 +294,17 @@ def schedule_reduction(mod: tir.IRModule) -> Schedule:
 
 
 def schedule_matmul(mod: tir.IRModule) -> Schedule:
-    """16x16 output tiles per threadgroup; A and B tiles fetched into shared memory by the whole block."""
+    """Square output tiles per threadgroup (16x16, or the largest power of two that divides every
+    dimension, since each thread fetches one element of the A and B tiles into shared memory)."""
     sch = Schedule(mod)
     block = sch.get_block("out")
     i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, MATMUL_TILE])
-    j0, j1 = sch.split(j, [None, MATMUL_TILE])
-    k0, k1 = sch.split(k, [None, MATMUL_TILE])
+    tile = MATMUL_TILE
+    while any(_extent(sch, loop) % tile for loop in (i, j, k)):
+        tile //= 2
+    i0, i1 = sch.split(i, [None, tile])
+    j0, j1 = sch.split(j, [None, tile])
+    k0, k1 = sch.split(k, [None, tile])
     sch.reorder(i0, j0, i1, j1, k0, k1)
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     check(mod, arrays, sizes)
     result = rt.benchmark("main", *arrays)
     print(f"conv_layer {args.sizes}: {tir.flop_count(mod):.3g} FLOPs, results match numpy")
-    print(f"Halide's schedule: {result.seconds * 1e3:.1f} ms, {result.gflops:.1f} GFLOPS on {rt.device_name}")
+    print(f"Halide's schedule: {result.seconds * 1e3:.3g} ms, {result.gflops:.1f} GFLOPS on {rt.device_name}")
 
 
 if __name__ == "__main__":
