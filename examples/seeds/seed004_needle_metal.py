@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from codegen import build  # noqa: E402
 from codegen.errors import RuntimeUnavailableError  # noqa: E402
-from examples.seeds.needle_ops import BINARY, UNARY, OPERATORS, Operator, random_arguments  # noqa: E402
+from examples.seeds.needle_ops import BINARY, OPERATORS, UNARY, Operator, random_arguments  # noqa: E402
 
 
 def operators(size: int) -> list[Operator]:
