@@ -35,7 +35,11 @@ def test_loops_show_kind_variable_and_inclusive_range():
 
 def test_reduction_block_shows_its_init_line():
     assert loop_nest(workloads.matmul(4, 4, 4)) == (
-        "for i in [0, 3]:\n  for j in [0, 3]:\n    for k in [0, 3]:\n      C(...) = ...  # init\n      C(...) = ..."
+        "for i in [0, 3]:\n"
+        "  for j in [0, 3]:\n"
+        "    for k in [0, 3]:\n"
+        "      C(...) = ...  # init\n"
+        "      C(...) = ..."
     )
 
 
