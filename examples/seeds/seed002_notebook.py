@@ -2,8 +2,9 @@
 
 The notebook's schedule functions (``blocking``, ``blocking_with_shared`` and
 their cooperative fetch) run with only their imports changed; they live,
-verbatim, in tests/schedule/seed_notebook.py, which the test suite checks
-structure by structure. Each cell here schedules, prints, builds, runs on numpy
+verbatim, in tests/schedule/seed_notebook.py, and its vector add and window sum
+schedules in tests/codegen/seed_kernels.py, which the test suite checks
+structure by structure and source by source. Each cell here schedules, prints, builds, runs on numpy
 arrays and checks the result: on C (timed), in the Metal host simulator
 (numbers only) and on CUDA where a GPU and CuPy are present (timed). The last
 cell is the notebook's MetaSchedule run, as our ``tune`` with a few trials.
@@ -27,23 +28,11 @@ import tir  # noqa: E402
 from codegen import build  # noqa: E402
 from codegen.errors import RuntimeUnavailableError  # noqa: E402
 from schedule import Schedule  # noqa: E402
+from tests.codegen import seed_kernels  # noqa: E402
 from tests.schedule.seed_notebook import blocking, blocking_with_shared  # noqa: E402
-from tir import T  # noqa: E402
 from tuner import apply_best, tune, workloads  # noqa: E402
 
 TARGETS = (("c", None), ("metal", "sim"), ("cuda", None))
-
-
-def vector_add(n: int) -> tir.PrimFunc:
-    @T.prim_func
-    def main(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"), C: T.Buffer((n,), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i in T.grid(n):
-            with T.block("C"):
-                vi = T.axis.spatial((0, n), i)
-                C[vi] = A[vi] + B[vi]
-
-    return main
 
 
 def run(
@@ -77,29 +66,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     n, rng = args.n, np.random.default_rng(0)
 
-    # 6.1.3.1 thread blocks: split, bind, build
-    sch = Schedule(vector_add(n))
-    (i,) = sch.get_loops(sch.get_block("C", "main"))
-    i0, i1 = sch.split(i, [None, 128])
-    sch.bind(i0, "blockIdx.x")
-    sch.bind(i1, "threadIdx.x")
-    sch.mod.show()
+    # 6.1.3.1 thread blocks (split, bind) and 6.1.3.3 the window sum's shared-memory cache
+    vector_add = seed_kernels.vector_add(n)
+    vector_add.show()
     a, b = rng.uniform(size=n).astype("float32"), rng.uniform(size=n).astype("float32")
-    run("vector add", sch.mod, [a, b, np.empty(n, "float32")], a + b)
-
-    # 6.1.3.3 window sum with a shared-memory cache filled by the thread block
-    sch = Schedule(workloads.window_sum(n))
-    block_b = sch.get_block("B", "main")
-    (i,) = sch.get_loops(block_b)
-    i0, i1 = sch.split(i, [None, 128])
-    sch.bind(i0, "blockIdx.x")
-    sch.bind(i1, "threadIdx.x")
-    a_shared = sch.cache_read(block_b, 0, "shared")
-    sch.compute_at(a_shared, i1)
-    _, ax1 = sch.split(sch.get_loops(a_shared)[-1], [None, 128])
-    sch.bind(ax1, "threadIdx.x")
+    run("vector add", vector_add, [a, b, np.empty(n, "float32")], a + b)
     a = rng.uniform(size=n + 2).astype("float32")
-    run("window sum", sch.mod, [a, np.empty(n, "float32")], a[:-2] + a[1:-1] + a[2:], show_source="metal")
+    expected = a[:-2] + a[1:-1] + a[2:]
+    run("window sum", seed_kernels.window_sum(n), [a, np.empty(n, "float32")], expected, show_source="metal")
 
     # 6.2 GEMM: local blocking, then shared-memory blocking with cooperative fetching
     a, b = rng.uniform(size=(n, n)).astype("float32"), rng.uniform(size=(n, n)).astype("float32")

@@ -25,7 +25,6 @@ Tolerances, relative to numpy in float32 (``rtol``):
 from __future__ import annotations
 
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,8 +43,8 @@ from examples.seeds.needle_ops import (
     unary,
 )
 from examples.seeds.needle_ops import reduce as reduce_op
+from tests.codegen.test_golden_sources import assert_matches_golden
 
-GOLDEN = Path(__file__).parent / "golden"
 TRANSCENDENTAL = ("log", "exp", "tanh", "power")
 
 CASES: dict[str, Operator] = {
@@ -132,11 +131,7 @@ def test_needle_operator_on_metal(name):
 @pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
 def test_needle_metal_golden_source(name, request):
     source, _ = generate_source(GOLDEN_CASES[name].scheduled(), "metal")
-    path = GOLDEN / f"{name}.metal"
-    if request.config.getoption("--update-golden"):
-        path.write_text(source)
-    assert path.exists(), f"{path} is missing; run pytest {__file__} --update-golden and review it"
-    assert source == path.read_text(), f"{path.name} changed; review and rerun with --update-golden"
+    assert_matches_golden(source, f"{name}.metal", request)
 
 
 def test_broadcast_operand_is_read_with_a_zero_index():
