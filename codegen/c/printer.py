@@ -94,6 +94,7 @@ class CPrinter(CFamilyPrinter):
             condition = expr.condition
             return (
                 isinstance(condition, _COMPARISONS)
+                and _dt.lanes_of(condition.dtype) == _dt.lanes_of(expr.dtype)
                 and _dt.bits_of(condition.a.dtype) == _dt.bits_of(expr.dtype)
                 and self.type_or_none(expr.dtype) is not None
                 and all(

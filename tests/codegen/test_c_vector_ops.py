@@ -83,6 +83,14 @@ def test_vector_int_max_is_a_vector_helper():
     np.testing.assert_array_equal(run(mod, a, b), np.maximum(a, b))
 
 
+def test_vector_select_on_the_loop_index_falls_back_to_lanes():
+    mod = vectorized(binary_program("T.Select(vi < 37, A[vi], B[vi])"))
+    assert "i_0 * 16 + 15 < 37 ? A[i_0 * 16 + 15] : B[i_0 * 16 + 15];" in generate_source(mod, "c")[0]
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(-1, 1, N).astype("float32"), rng.uniform(-1, 1, N).astype("float32")
+    np.testing.assert_array_equal(run(mod, a, b), np.where(np.arange(N) < 37, a, b))
+
+
 def test_vector_select_on_a_comparison_is_one_helper_call():
     mod = vectorized(binary_program("T.Select(A[vi] > B[vi], A[vi], B[vi] * T.float32(0.5))"))
     source, _ = generate_source(mod, "c")
