@@ -12,8 +12,9 @@ AVX-512 ``vfmadd``s, 2 FLOPs each), then times Halide's schedule
 run finds for the same program. Each kernel's result is checked against numpy
 before it is timed. FLOPs are the IR's count (1.18e10 at the seed's sizes; the
 seed counts 5.9e9, a multiply-add as one). Numbers on a shared machine are
-noisy: the peak and the kernels are measured alternately and reported as
-medians, so the ratio is taken under the same load.
+noisy: the peak and each kernel are measured back to back, round after round,
+and a kernel's share of peak is the median over rounds of its GFLOPS over the
+peak measured just before it, so each ratio is taken under the same load.
 """
 
 from __future__ import annotations
@@ -73,13 +74,13 @@ def fma_peak_gflops(iterations: int = 20_000_000) -> float:
     return iterations * ACCUMULATORS * 16 * 2 / seconds / 1e9
 
 
-def measure(rt, arrays: list, peak_gflops: list[float], rounds: int) -> list[float]:
-    """GFLOPS of ``rt`` over ``rounds`` rounds, each preceded by a peak measurement."""
-    gflops = []
+def measure(rt, arrays: list, rounds: int) -> list[tuple[float, float]]:
+    """(peak GFLOPS, kernel GFLOPS) for each of ``rounds`` rounds, measured back to back."""
+    pairs = []
     for _ in range(rounds):
-        peak_gflops.append(fma_peak_gflops())
-        gflops.append(rt.benchmark("main", *arrays, repeat=3).gflops)
-    return gflops
+        peak = fma_peak_gflops()
+        pairs.append((peak, rt.benchmark("main", *arrays, repeat=3).gflops))
+    return pairs
 
 
 def main() -> None:
@@ -102,20 +103,24 @@ def main() -> None:
         print(f"tuned {result.trials} trials ({result.errors} errors) in {time.perf_counter() - start:.0f} s")
         versions[f"tuner's best of {args.trials}"] = apply_best(mod, "c", db).mod
 
-    peaks: list[float] = []
     rows = []
     for name, scheduled in versions.items():
         rt = build(scheduled, "c")
         rt["main"](*arrays)
         check(mod, arrays, sizes)
         arrays[-1][...] = float("nan")
-        rows.append((name, statistics.median(measure(rt, arrays, peaks, args.rounds))))
-    peak = statistics.median(peaks)
-    print(f"fp32 peak of one core (FMA microbenchmark, median of {len(peaks)}): {peak:.1f} GFLOPS")
-    print(f"  (min {min(peaks):.1f}, max {max(peaks):.1f}) on {rt.device_name}")
-    for name, gflops in rows:
+        rows.append((name, measure(rt, arrays, args.rounds)))
+    peaks = [peak for _, pairs in rows for peak, _ in pairs]
+    print(f"fp32 peak of one core (FMA microbenchmark): median {statistics.median(peaks):.1f} GFLOPS")
+    print(f"  (min {min(peaks):.1f}, max {max(peaks):.1f} over {len(peaks)} rounds) on {rt.device_name}")
+    print(
+        "  each kernel's share of peak is the median over rounds of kernel / the peak measured just before it"
+    )
+    for name, pairs in rows:
+        gflops = statistics.median(g for _, g in pairs)
+        share = statistics.median(g / peak for peak, g in pairs)
         seconds = tir.flop_count(mod) / gflops / 1e9
-        print(f"{name:28s} {seconds * 1e3:7.1f} ms {gflops:7.1f} GFLOPS {100 * gflops / peak:5.1f}% of peak")
+        print(f"{name:24s} {seconds * 1e3:7.1f} ms {gflops:7.1f} GFLOPS {100 * share:5.1f}% of peak")
 
 
 if __name__ == "__main__":
