@@ -12,9 +12,12 @@ AVX-512 ``vfmadd``s, 2 FLOPs each), then times Halide's schedule
 run finds for the same program. Each kernel's result is checked against numpy
 before it is timed. FLOPs are the IR's count (1.18e10 at the seed's sizes; the
 seed counts 5.9e9, a multiply-add as one). Numbers on a shared machine are
-noisy: the peak and each kernel are measured back to back, round after round,
-and a kernel's share of peak is the median over rounds of its GFLOPS over the
-peak measured just before it, so each ratio is taken under the same load.
+noisy, so both the peak and the kernels are timed in this process's CPU time
+(``time.process_time``; one thread), which leaves out the time slices the
+operating system gives other processes, and measured back to back, round after
+round: a kernel's share of peak is the median over rounds of its GFLOPS over
+the peak measured just before it. Another process on the same physical core
+(SMT) still slows both.
 """
 
 from __future__ import annotations
@@ -63,24 +66,25 @@ double tir_fma_peak(long iterations) {{
 
 
 def fma_peak_gflops(iterations: int = 20_000_000) -> float:
-    """One core's fp32 GFLOPS on independent AVX-512 multiply-adds (one timed call)."""
+    """One core's fp32 GFLOPS on independent AVX-512 multiply-adds (one call, timed in CPU time)."""
     library = ctypes.CDLL(str(compile_library(FMA_SOURCE, find_compiler(Target.parse("c")))))
     library.tir_fma_peak.restype = ctypes.c_double
     library.tir_fma_peak.argtypes = [ctypes.c_long]
     library.tir_fma_peak(iterations // 10)
-    start = time.perf_counter()
-    library.tir_fma_peak(iterations)
-    seconds = time.perf_counter() - start
-    return iterations * ACCUMULATORS * 16 * 2 / seconds / 1e9
+    return iterations * ACCUMULATORS * 16 * 2 / cpu_seconds(library.tir_fma_peak, iterations) / 1e9
 
 
-def measure(rt, arrays: list, rounds: int) -> list[tuple[float, float]]:
-    """(peak GFLOPS, kernel GFLOPS) for each of ``rounds`` rounds, measured back to back."""
-    pairs = []
-    for _ in range(rounds):
-        peak = fma_peak_gflops()
-        pairs.append((peak, rt.benchmark("main", *arrays, repeat=3).gflops))
-    return pairs
+def cpu_seconds(function, *arguments) -> float:
+    """CPU seconds of this process for one call: time slices given to other processes do not count."""
+    start = time.process_time()
+    function(*arguments)
+    return time.process_time() - start
+
+
+def measure(kernel, arrays: list, flops: int, rounds: int) -> list[tuple[float, float]]:
+    """(peak GFLOPS, kernel GFLOPS) for each of ``rounds`` rounds, measured back to back in CPU time."""
+    kernel(*arrays)
+    return [(fma_peak_gflops(), flops / cpu_seconds(kernel, *arrays) / 1e9) for _ in range(rounds)]
 
 
 def main() -> None:
@@ -109,7 +113,7 @@ def main() -> None:
         rt["main"](*arrays)
         check(mod, arrays, sizes)
         arrays[-1][...] = float("nan")
-        rows.append((name, measure(rt, arrays, args.rounds)))
+        rows.append((name, measure(rt["main"], arrays, tir.flop_count(mod), args.rounds)))
     peaks = [peak for _, pairs in rows for peak, _ in pairs]
     print(f"fp32 peak of one core (FMA microbenchmark): median {statistics.median(peaks):.1f} GFLOPS")
     print(f"  (min {min(peaks):.1f}, max {max(peaks):.1f} over {len(peaks)} rounds) on {rt.device_name}")
