@@ -7,8 +7,10 @@ printer. The module's one source text goes to the target's runtime:
 ``"c"`` compiles with the system C compiler, ``"cuda"`` with NVRTC through
 CuPy, ``"metal"`` with the Metal framework on macOS, and
 ``build(mod, "metal", device="sim")`` with the Metal host simulator (chosen
-explicitly, never as a fallback). Where a runtime cannot run (no GPU here) the
-module still holds the source; calling it says why it cannot run.
+explicitly, never as a fallback). The printer, prelude, devices and runtimes
+come from the target's backend record (codegen/backend.py). Where a runtime
+cannot run (no GPU here) the module still holds the source; calling it says
+why it cannot run.
 """
 
 from __future__ import annotations
@@ -17,36 +19,36 @@ import contextlib
 from collections.abc import Callable
 
 from tir.analysis.flops import flop_count
+from tir.analysis.well_formed import verify_well_formed
 from tir.buffer import Buffer
 from tir.function import IRModule, PrimFunc
-from tir.functor import post_order_visit
-from tir.stmt import BufferStore
 
-from .c.printer import CPrinter, c_prelude
-from .cuda.printer import CUDAPrinter, cuda_prelude
+from .c_family import stored_buffers
+from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
 from .kernels import check_dtypes, split_device_kernels
-from .metal.printer import MetalPrinter, metal_prelude
 from .module import Module
 from .pipeline import Dump, lower_for_target
 from .program import BufferSpec, CompiledFunction
 from .target import Target
 
-PRINTERS = {
-    "c": (CPrinter, c_prelude),
-    "cuda": (CUDAPrinter, cuda_prelude),
-    "metal": (MetalPrinter, metal_prelude),
-}
-DEVICES = {"c": ("cpu",), "cuda": ("gpu",), "metal": ("gpu", "sim")}
-
 
 def build(
-    mod: IRModule | PrimFunc, target: Target | str = "c", device: str | None = None, dump: Dump | None = None
+    mod: IRModule | PrimFunc,
+    target: Target | str = "c",
+    device: str | None = None,
+    dump: Dump | None = None,
+    check_bounds: bool = False,
 ) -> Module:
-    """Compile every function of ``mod`` for ``target``; see the module docstring."""
+    """Compile every function of ``mod`` for ``target``; see the module docstring.
+
+    ``check_bounds=True`` makes a checked build: accesses the bounds prover could
+    not decide and integer divisors are checked at run time, and a failed check
+    raises ``BoundsCheckError`` / ``DivisionCheckError`` (codegen/checks.py).
+    """
     target = Target.parse(target)
-    device = _check_device(target, device)
-    source, functions = generate_source(mod, target, dump)
+    device = target.backend.check_device(device)
+    source, functions = generate_source(mod, target, dump, check_bounds)
     loader = _loader(target, device, source, functions)
     module = Module(source, functions, target, loader, timings=device != "sim")
     with contextlib.suppress(RuntimeUnavailableError):
@@ -55,28 +57,39 @@ def build(
 
 
 def generate_source(
-    mod: IRModule | PrimFunc, target: Target | str, dump: Dump | None = None
+    mod: IRModule | PrimFunc, target: Target | str, dump: Dump | None = None, check_bounds: bool = False
 ) -> tuple[str, list[CompiledFunction]]:
     """The module's source text for ``target`` and each function's description, without compiling."""
     target = Target.parse(target)
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
-    printer_class, prelude = PRINTERS[target.kind]
+    printer_class, prelude = target.backend.printer, target.backend.prelude
     needs: set[str] = set()
     sources, functions = [], []
     for name, func in mod.functions.items():
-        source, spec = _build_function(name, func, target, printer_class, needs, dump)
+        try:
+            source, spec = _build_function(name, func, target, printer_class, needs, dump, check_bounds)
+        except BuildError:
+            raise
+        except Exception as error:  # a bug of ours; the user still gets a BuildError that says so
+            raise BuildError(
+                f"function {name}: internal error of the code generator ({type(error).__name__}: {error}); "
+                "please report it with the program"
+            ) from error
         sources.extend(source)
         functions.append(spec)
     return "\n\n".join(part for part in (prelude(needs), *sources) if part) + "\n", functions
 
 
-def _build_function(name, func, target, printer_class, needs, dump) -> tuple[list[str], CompiledFunction]:
+def _build_function(
+    name, func, target, printer_class, needs, dump, check_bounds
+) -> tuple[list[str], CompiledFunction]:
     params = _param_specs(name, func)
     check_dtypes(func, target, f"function {name}")
     flops = flop_count(func)
     try:
-        lowered = lower_for_target(func, target, dump)
+        verify_well_formed(func)
+        lowered = lower_for_target(func, target, dump, check_bounds)
     except BuildError:
         raise
     except ValueError as error:
@@ -85,8 +98,12 @@ def _build_function(name, func, target, printer_class, needs, dump) -> tuple[lis
         printer = printer_class(target)
         source = printer.function_source(lowered, f"tir_{name}")
         needs |= printer.needs
-        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}")
+        checks = check_sites(lowered.attrs, [(f"tir_{name}", lowered.body)])
+        params += (state_spec(checks),) if checks else ()
+        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}", checks=checks)
     kernels, workspaces = split_device_kernels(lowered, target, name)
+    checks = check_sites(lowered.attrs, [(k.name, k.body) for k in kernels])
+    params += (state_spec(checks),) if checks else ()
     sources = []
     for kernel in kernels:
         printer = printer_class(target)
@@ -94,17 +111,11 @@ def _build_function(name, func, target, printer_class, needs, dump) -> tuple[lis
         needs |= printer.needs
     spaces = tuple(BufferSpec(b.name, b.dtype, b.static_shape(), True) for b in workspaces)
     launches = tuple(k.launch() for k in kernels)
-    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces)
+    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces, checks=checks)
 
 
 def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
-    written = set()
-
-    def visit(node) -> None:
-        if isinstance(node, BufferStore):
-            written.add(node.buffer)
-
-    post_order_visit(func.body, visit)
+    written = stored_buffers(func.body)
     specs = []
     for param in func.params:
         if not isinstance(param, Buffer):
@@ -122,36 +133,10 @@ def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
     return tuple(specs)
 
 
-def _check_device(target: Target, device: str | None) -> str:
-    allowed = DEVICES[target.kind]
-    if device is None:
-        return allowed[0]
-    if device not in allowed:
-        raise BuildError(
-            f"device {device!r} is not available for target {target.kind!r}; it has {', '.join(allowed)}"
-            + (" (the Metal host simulator is build(mod, 'metal', device='sim'))" if device == "sim" else "")
-        )
-    return device
-
-
 def _loader(
     target: Target, device: str, source: str, functions: list[CompiledFunction]
 ) -> Callable[[], object]:
     def load():
-        if target.kind == "c":
-            from .c.runtime import load as load_c
-
-            return load_c(source, functions, target)
-        if target.kind == "cuda":
-            from .cuda.runtime import load as load_cuda
-
-            return load_cuda(source, functions, target)
-        if device == "sim":
-            from .metal.sim import load as load_sim
-
-            return load_sim(source, functions, target)
-        from .metal.runtime import load as load_metal
-
-        return load_metal(source, functions, target)
+        return target.backend.loader(device)(source, functions, target)
 
     return load

@@ -27,7 +27,7 @@ def test_seed000_brighter_tiles_and_skinny_matmul(capsys):
         "        brighter(...) = ...\n"
     )
     assert "brighter 16x16: equals input * 3 on metal (Metal host simulator" in out
-    assert "kernel void main_kernel0(device float* input [[buffer(0)]]," in out
+    assert "kernel void main_kernel0(device const float* input [[buffer(0)]]," in out
     assert "matmul 128x64 by 64x2 on numpy arrays: matches numpy on metal" in out
     assert "GFLOPS" in out
 

@@ -1,7 +1,7 @@
 #include <metal_stdlib>
 using namespace metal;
 
-kernel void main_kernel0(device float* A [[buffer(0)]],
+kernel void main_kernel0(device const float* A [[buffer(0)]],
                          constant float& val [[buffer(1)]],
                          device float* out [[buffer(2)]],
                          uint3 blockIdx [[threadgroup_position_in_grid]],
