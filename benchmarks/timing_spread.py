@@ -57,7 +57,8 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; {args.size}^3 matmul, rows in parallel; {args.runs} benchmarks")
     for name, env in SETTINGS.items():
         command = [sys.executable, __file__, "--child", "--size", str(args.size), "--runs", str(args.runs)]
-        child_env = {**os.environ, **env, "PYTHONPATH": str(ROOT)}
+        paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        child_env = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(paths)}
         done = subprocess.run(command, env=child_env, capture_output=True, text=True, check=True)
         results = json.loads(done.stdout.strip().splitlines()[-1])
         medians = ", ".join(f"{seconds * 1e3:.3g}" for seconds, _ in results)
