@@ -5,9 +5,11 @@ records already in the database and mutations of the fittest, scores them all
 with the XGBoost cost model (features from each candidate's lowered IR), and
 measures the top-scored ones not measured before, plus an epsilon of random
 ones, in one batch (tuner/measure). Every measurement goes to the records
-database as it completes, and the model retrains on them. Running the same
-command again resumes: candidates already in the database are never measured
-twice and their records seed the population.
+database as it completes, and the model retrains on them. ``trials`` is the
+total for the workload, target and device in the database, so running the same
+command again resumes: it measures only the trials that remain, candidates
+already in the database are never measured twice, and their records seed the
+population.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 
 import tir
 from codegen.target import Target
+from codegen.timing import significant
 from schedule import Schedule, Trace
 from tir.function import IRModule, PrimFunc
 
@@ -37,7 +40,11 @@ from .space import SpaceError, SpaceGenerator
 
 @dataclass
 class TuneResult:
-    """What a tuning run found: the best record so far and how the run went."""
+    """What a tuning run found: the best record so far and how the run went.
+
+    ``trials`` and ``errors`` count every record of the workload, target and device in the
+    database (``resumed`` of them were there before this run).
+    """
 
     workload: str
     workload_key: str
@@ -50,6 +57,7 @@ class TuneResult:
     history: list[tuple[int, float]] = field(default_factory=list)
     seconds: float = 0.0
     cost_model_seconds: float = 0.0
+    resumed: int = 0  # trials already in the database when the run started
 
     @property
     def best_gflops(self) -> float:
@@ -93,21 +101,26 @@ def tune(
     guided: bool = True,
     runner: Runner | None = None,
 ) -> TuneResult:
-    """Measure up to ``trials`` new candidates of ``mod`` on ``target`` and record them in ``db``.
+    """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
 
-    ``trials`` counts candidates measured by this call (failures included), so a
-    resumed run measures ``trials`` more. ``guided=False`` measures random samples
-    of the same space (the baseline the cost model must beat). ``reference`` is a
-    function of the input arrays returning the expected outputs (built-in
-    workloads pass their numpy reference); without it the unscheduled program
-    built for C is the reference. ``runner`` says where candidates are built and
-    measured: ``LocalRunner(workers)`` (the default) or ``RayRunner(address)``;
-    a runner passed in is left open for the caller to close.
+    ``trials`` is the total for this workload, target and device in the
+    database (failures included): a run resumed after Ctrl-C measures only what
+    remains, and a run whose trials are all done measures nothing and returns
+    the best record. ``guided=False`` measures random samples of the same space
+    (the baseline the cost model must beat). ``reference`` is a function of the
+    input arrays returning the expected outputs (built-in workloads pass their
+    numpy reference); without it the unscheduled program built for C is the
+    reference. ``runner`` says where candidates are built and measured:
+    ``LocalRunner(workers)`` (the default) or ``RayRunner(address)``; a runner
+    passed in is left open for the caller to close. A target whose runtime
+    cannot run here (local runner) raises RuntimeUnavailableError before the
+    database file is created.
     """
     target = Target.parse(target)
-    database = db if isinstance(db, Database) else Database(db)
     own_runner = runner is None
     runner = runner if runner is not None else LocalRunner(workers)
+    runner.check(target)  # before the database file: where the target cannot run, none is left behind
+    database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
     try:
         with (
@@ -123,11 +136,16 @@ def tune(
                 epsilon=epsilon,
                 guided=guided,
                 batch_size=batch_size,
+                trials=trials,
             ) as task,
             TuningProgress(task.result.workload, trials, enabled=progress) as bar,
         ):
-            while task.result.trials < trials and not task.exhausted:
-                task.round(min(task.batch_size, trials - task.result.trials), bar.update)
+            result = task.result
+            bar.start_at(result.trials, result.best_gflops, result.errors)
+            if result.resumed:
+                bar.note(_resume_message(result, trials))
+            while result.trials < trials and not task.exhausted:
+                task.round(min(task.batch_size, trials - result.trials), bar.update)
             if task.exhausted:
                 bar.note("the design space has no unmeasured candidate left")
     finally:
@@ -144,6 +162,9 @@ class TuningTask:
     ``tune`` runs one task to its trial budget; ``tune_tasks`` (tuner/tasks.py) runs
     several, one round at a time, sharing one cost ``model``. ``round(count)``
     proposes, measures and records ``count`` candidates and trains the model on them.
+    ``result.trials`` counts the workload's records for this target and device, those
+    already in the database (``result.resumed``) included. ``trials``, when known, skips
+    retraining the model on the records of a workload that needs no more.
     """
 
     def __init__(
@@ -160,6 +181,7 @@ class TuningTask:
         epsilon: float = 0.25,
         guided: bool = True,
         batch_size: int | None = None,
+        trials: int | None = None,
     ):
         self.mod = mod if isinstance(mod, IRModule) else IRModule.from_func(mod)
         self.target = target
@@ -181,12 +203,17 @@ class TuningTask:
             self.device = self.session.device_name
             records = database.records(self.key, str(target), self.device)
             self.seen = {_trace_key(r.trace) for r in records}
-            if guided and model.num_samples == 0 and records:
+            needs_more = trials is None or len(records) < trials
+            if guided and model.num_samples == 0 and records and needs_more:
                 self._feature_seconds += _learn_records(
                     model, records, self.mod, target, self.flops, self.key
                 )
             best = _best(database, self.key, target, self.device)
-            self.result = TuneResult(name, self.key, str(target), self.device, self.flops, 0, 0, best)
+            self.result = TuneResult(
+                name, self.key, str(target), self.device, self.flops, len(records), 0, best
+            )
+            self.result.resumed = len(records)
+            self.result.errors = sum(r.status != "ok" for r in records)
         except BaseException:
             self.session.close()
             raise
@@ -249,6 +276,15 @@ class TuningTask:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _resume_message(result: TuneResult, trials: int) -> str:
+    best = f"best {significant(result.best_gflops)} GFLOPS"
+    if result.resumed >= trials:
+        return (
+            f"all {trials} trials already measured ({result.resumed} in the database, {best}); nothing to do"
+        )
+    return f"resuming: {result.resumed} of {trials} trials already measured ({best})"
 
 
 @dataclass(eq=False)

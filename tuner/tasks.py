@@ -185,8 +185,9 @@ def tune_tasks(
     progress: bool = True,
     guided: bool = True,
 ) -> list[TuneResult]:
-    """Spend ``trials`` measurements in all over ``tasks``, a round at a time, where the
-    :class:`GradientTaskScheduler` expects the largest gain; one result per task, in order.
+    """Measure candidates of ``tasks``, a round at a time, where the :class:`GradientTaskScheduler`
+    expects the largest gain, until ``db`` holds ``trials`` of them in all (as in ``tune``, the
+    records already there count: a rerun resumes); one result per task, in order.
 
     >>> specs = load_task_file("model.toml", cli.load_script).tasks  # doctest: +SKIP
     >>> [r.trials for r in tune_tasks(specs, "c", trials=96)]  # doctest: +SKIP
@@ -195,9 +196,10 @@ def tune_tasks(
     if not tasks:
         raise ValueError("tune_tasks needs at least one task")
     target = Target.parse(target)
-    database = db if isinstance(db, Database) else Database(db)
     own_runner = runner is None
     runner = runner if runner is not None else LocalRunner()
+    runner.check(target)  # before the database file, as tune does
+    database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
     opened: list[TuningTask] = []
     try:
@@ -217,8 +219,13 @@ def tune_tasks(
             opened.append(task)
         scheduler = GradientTaskScheduler([spec.weight for spec in tasks])
         with TuningProgress(None, None, enabled=progress) as bar:
-            updates = [bar.row(task.result.workload, None) for task in opened]
-            spent = 0
+            updates = [
+                bar.row(t.result.workload, None, t.result.trials, t.result.best_gflops, t.result.errors)
+                for t in opened
+            ]
+            spent = sum(task.result.trials for task in opened)
+            if spent:
+                bar.note(f"resuming: {spent} of {trials} trials already measured")
             while spent < trials and (chosen := scheduler.next()) is not None:
                 task = opened[chosen]
                 measured = task.round(min(task.batch_size, trials - spent), updates[chosen])

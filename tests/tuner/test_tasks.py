@@ -72,7 +72,7 @@ def test_tir_tune_a_task_file_spends_the_total_and_shows_each_task(tmp_path, cap
     db = tmp_path / "t.db"
     assert main(["tune", str(tmp_path / "tasks.json"), "--batch", "2", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    for name in ("matmul[32,32,32]", "softmax[16,64]", "kernels.main", "share of trials"):
+    for name in ("matmul[32,32,32]", "softmax[16,64]", "kernels.main", "share"):
         assert name in out
     specs = load_task_file(tmp_path / "tasks.json", load_script).tasks
     with Database(db) as database:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from codegen.errors import RuntimeUnavailableError
 from codegen.target import Target
 from tir import IRModule
 
@@ -39,6 +40,9 @@ class MeasureSession(Protocol):
 class Runner(Protocol):
     """Opens measurement sessions; ``close`` stops whatever the runner started."""
 
+    def check(self, target: Target) -> None:
+        """Raise RuntimeUnavailableError now if this runner cannot measure ``target`` at all."""
+
     def session(
         self, workload: IRModule, target: Target, *, reference: Reference | None = None, seed: int = 0
     ) -> MeasureSession: ...
@@ -56,6 +60,12 @@ class LocalRunner:
         self.workers = workers
         self.build_timeout = build_timeout
         self.run_timeout = run_timeout
+
+    def check(self, target: Target) -> None:
+        """This machine must have the target's runtime: RuntimeUnavailableError says how to get it."""
+        problem = target.backend.unavailable_reason(target)
+        if problem is not None:
+            raise RuntimeUnavailableError(problem)
 
     def session(
         self, workload: IRModule, target: Target, *, reference: Reference | None = None, seed: int = 0

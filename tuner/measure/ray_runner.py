@@ -220,6 +220,10 @@ class RayRunner:
             self.lost.append(f"{actor.name}: {reason}")
         self.ray.kill(actor.handle, no_restart=True)
 
+    def check(self, target: Target) -> None:
+        """Nothing to check here: the target's runtime is needed on the measuring nodes, not on the
+        driver (a Linux driver tunes for the Macs of the cluster); the sessions say which lack it."""
+
     def session(
         self, workload: IRModule, target: Target, *, reference: Reference | None = None, seed: int = 0
     ) -> RaySession:
