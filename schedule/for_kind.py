@@ -31,6 +31,7 @@ from tir.functor import substitute, uses_var
 from tir.stmt import THREAD_TAGS
 
 from .analysis import check_constant_extent, check_serial, realizes_under, verb
+from .block_properties import check_blocks_affine, check_compact_data_flow
 from .errors import ScheduleError
 from .instruction import LoopRV, primitive
 from .state import ScheduleState
@@ -84,6 +85,16 @@ def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: st
                 loop,
                 realize.block,
             )
+
+
+def _check_parallelizable(
+    state: ScheduleState, loop: For, primitive_name: str, error_cls: type, fix: str
+) -> None:
+    """TVM's checks before a loop's iterations may run at once: compact data flow below the loop,
+    affine bindings in every block under it, and no non-spatial iterator bound to it."""
+    check_compact_data_flow(state, loop, primitive_name)
+    check_blocks_affine(state, loop, primitive_name)
+    _check_no_reduction(loop, primitive_name, error_cls, fix)
 
 
 # ---------------------------------------------------------------- vectorize: unit-stride stores
@@ -212,7 +223,8 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
     check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
     check_constant_extent(loop, "bind")
-    _check_no_reduction(
+    _check_parallelizable(
+        state,
         loop,
         "bind",
         BindReductionError,
@@ -225,7 +237,8 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
 @primitive()
 def parallel(state: ScheduleState, loop: For) -> None:
     check_serial(loop, "parallel", "Split the loop and parallelize its outer part instead")
-    _check_no_reduction(
+    _check_parallelizable(
+        state,
         loop,
         "parallel",
         ParallelReductionError,
@@ -241,7 +254,8 @@ def vectorize(state: ScheduleState, loop: For) -> None:
     # One lane is a plain iteration: any loop of extent 1 may be vectorized, as in TVM (a tiling
     # whose vector level came out as 1 still replays).
     if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
-        _check_no_reduction(
+        _check_parallelizable(
+            state,
             loop,
             "vectorize",
             VectorizeReductionError,

@@ -42,6 +42,7 @@ from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 
 from .analysis import check_constant_extent, check_serial, realizes_under
+from .block_properties import check_affine_binding
 from .errors import ArgumentError, ScheduleError
 from .instruction import ExprRV, LoopRV, primitive
 from .state import ScheduleState
@@ -423,7 +424,10 @@ def _reorder_chain(state: ScheduleState, loops: list[For]) -> list[For]:
     return chain[::-1]
 
 
-def _check_iter_types(bottom: For) -> None:
+def _check_blocks_below(state: ScheduleState, top: For, bottom: For) -> None:
+    """TVM's conditions on the blocks under the loops: no opaque iterator, and bindings that are
+    affine over all their loops or at least over the loops from ``top`` down."""
+    above_top = next((node for node in state.ancestors(top) if isinstance(node, (For, Block))), None)
     for realize in realizes_under(bottom.body):
         for iv in realize.block.iter_vars:
             if iv.kind is IterKind.OPAQUE:
@@ -433,6 +437,9 @@ def _check_iter_types(bottom: For) -> None:
                     "it is one",
                     realize.block,
                 )
+        check_affine_binding(
+            state, realize.block, "reorder", top, above_top if isinstance(above_top, For) else None
+        )
 
 
 @primitive(varargs="ordered_loops")
@@ -442,7 +449,7 @@ def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
     if len(loops) < 2:
         return
     chain = _reorder_chain(state, loops)
-    _check_iter_types(chain[-1])
+    _check_blocks_below(state, chain[0], chain[-1])
     given = {loop.loop_var for loop in loops}
     positions = [position for position, loop in enumerate(chain) if loop.loop_var in given]
     new_chain = list(chain)

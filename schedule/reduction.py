@@ -38,6 +38,7 @@ from tir.stmt import seq
 from tir.structural import structural_equal
 
 from .analysis import child_blocks, loads_of
+from .block_properties import REDUCTION_CONDITIONS, check_stage_pipeline, reduction_block_problem
 from .errors import ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
@@ -87,6 +88,10 @@ class InitNotIdentityError(ScheduleError):
 
 class FactorAxisError(ScheduleError):
     """rfactor: ``factor_axis`` is outside ``[-(ndim + 1), ndim]``."""
+
+
+class BlockPredicateError(ScheduleError):
+    """rfactor: the block has a ``T.where`` predicate, so some partial results would never be started."""
 
 
 # ---------------------------------------------------------------- shared checks
@@ -215,6 +220,18 @@ def _is_self_load(expr: PrimExpr, update: BufferStore) -> bool:
 
 _COMBINER_NAMES = {Add: "+", Mul: "*", Max: "max", Min: "min"}
 _IDENTITIES = {Add: 0, Mul: 1}
+
+
+def _check_rfactor_block(state: ScheduleState, block: Block) -> None:
+    """TVM's five conditions of a reduction block, numbered as TVM numbers them."""
+    problem = reduction_block_problem(state, block)
+    if problem is not None:
+        number, reason = problem
+        raise NotReductionBlockError(
+            f"can't rfactor block {block.name}: it is not a reduction block - it violates condition "
+            f"#{number} ({REDUCTION_CONDITIONS[number - 1]}): {reason}.",
+            block,
+        )
 
 
 def _check_identity(block: Block, kind: type, init: BufferStore) -> None:
@@ -443,7 +460,8 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             loop,
         )
     block = blocks[0]
-    _check_reduction_block(block, f"rfactor block {block.name}")
+    check_stage_pipeline(state, block, "rfactor")
+    _check_rfactor_block(state, block)
     if loop.kind is not ForKind.SERIAL:
         raise NotSerialLoopError(
             f"can't rfactor loop {loop.loop_var.name}: it is {loop.kind.value}; rfactor needs a serial "
@@ -451,6 +469,13 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             loop,
         )
     realize = state.realize_of(block)
+    if _conjuncts(realize.predicate):
+        raise BlockPredicateError(
+            f"can't rfactor block {block.name}: it runs under the predicate T.where({realize.predicate!r}), "
+            "which rfactor can't carry to the partial results (TVM refuses it too). Split the reduction "
+            "loop by a factor that divides its extent instead.",
+            block,
+        )
     loops = state.loops_of(block)
     spatial_loops = _touched_loops(realize, IterKind.SPATIAL)
     reduce_loops = _touched_loops(realize, IterKind.REDUCE)
