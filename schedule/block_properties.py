@@ -19,11 +19,31 @@ this module like analysis.py, which it builds on.
 
 from __future__ import annotations
 
-from tir import LT, And, Block, BlockRealize, For, IntImm, IterKind, PrimExpr, Range, Var, const
+from tir import (
+    LT,
+    And,
+    Block,
+    BlockRealize,
+    BufferLoad,
+    Call,
+    Div,
+    FloorDiv,
+    FloorMod,
+    For,
+    IntImm,
+    IterKind,
+    Mod,
+    Mul,
+    PrimExpr,
+    Range,
+    Select,
+    Var,
+    const,
+)
 from tir.arith import Analyzer, detect_iter_map
 from tir.arith.int_set import IntervalSet, union
 from tir.buffer import BufferRegion
-from tir.functor import collect_vars, substitute, uses_var
+from tir.functor import collect_vars, post_order_visit, substitute, uses_var
 from tir.structural import structural_equal
 
 from .analysis import child_blocks, loop_domains, realizes_under, relaxed_region, verb, writers_of
@@ -52,12 +72,15 @@ class NotStagePipelineError(ScheduleError):
 
 def affine_binding_problem(state: ScheduleState, realize: BlockRealize, high_exclusive: For | None = None):
     """Why the bindings of ``realize`` are not affine in the loops between it and ``high_exclusive``
-    (None: up to its enclosing block), or None when they are. Loops further out count as constants.
+    (None: up to its enclosing block), or None when they are or might be. Loops further out count as
+    constants.
 
-    As TVM's surjective iteration maps: each binding steps by 1 and leaves no gap (``i * 16`` does,
-    ``k * k // 2`` is not linear), pieces of one binding may overlap (``v0 * 2 + v1``, ``v1 < 4``),
-    and a predicate that ties several loops together (``i * 64 + j * 8 + k < 100``) must bound a
-    binding that uses all of them, as the predicate of a split does.
+    A binding is refused when it is certainly not one of TVM's affine (surjective) iteration maps: it
+    multiplies loops (``k * k // 2``) or divides by one, it steps by more than 1 and leaves gaps
+    (``l * 16``), or the predicate bounds a fused number of several loops (``i * 64 + j * 8 + k <
+    100``) that the bindings cut into digits the bound does not divide. What our iteration-map
+    detection can't decide (overlapping pieces such as ``v0 * 2 + v1`` with ``v1 < 4``, pieces of a
+    fused loop bounded by a predicate, ``(f // 2) % 6``) is accepted, as TVM accepts those.
     """
     block = realize.block
     dom = loop_domains(state, realize, high_exclusive, relax_scope="global")
@@ -74,15 +97,35 @@ def affine_binding_problem(state: ScheduleState, realize: BlockRealize, high_exc
             ranges[fresh] = Range(const(0, loop_range.extent.dtype), loop_range.extent)
     values = [substitute(value, shift) for value in realize.iter_values]
     predicate = substitute(realize.predicate, shift)
-    if detect_iter_map(values, ranges, predicate, check_surjective=True) is None:
-        for iv, value, written in zip(block.iter_vars, values, realize.iter_values):
-            if detect_iter_map([value], ranges, predicate, check_surjective=True) is None:
-                return (
-                    f"its iterator {iv.var.name} is bound to {written!r}, which is not a quasi-affine "
-                    "function of the loops stepping by 1"
-                )
-        return "two of its iterators are bound to overlapping parts of one loop"
-    return _untied_predicate(realize.predicate, predicate, values, ranges)
+    for iv, value, written in zip(block.iter_vars, values, realize.iter_values):
+        if _nonlinear(value, set(ranges)):
+            return f"its iterator {iv.var.name} is bound to {written!r}, which is not linear in the loops"
+        detected = detect_iter_map([value], ranges, predicate)
+        if detected is not None and detected[0].args and detected[0].args[-1].scale != 1:
+            return (
+                f"its iterator {iv.var.name} is bound to {written!r}, which steps by "
+                f"{detected[0].args[-1].scale} and leaves gaps"
+            )
+    return _uneven_predicate(realize.predicate, predicate, values, ranges)
+
+
+def _nonlinear(value: PrimExpr, loops: set[Var]) -> bool:
+    """Whether ``value`` multiplies two loop-dependent terms, divides by one, or uses a loop in a
+    load, call or select (nothing an affine map can be)."""
+    found = False
+
+    def varies(node) -> bool:
+        return uses_var(node, lambda v: v in loops)
+
+    def visit(node) -> None:
+        nonlocal found
+        product = isinstance(node, Mul) and varies(node.a) and varies(node.b)
+        quotient = isinstance(node, (FloorDiv, FloorMod, Div, Mod)) and varies(node.b)
+        opaque = isinstance(node, (BufferLoad, Call, Select)) and varies(node)
+        found = found or product or quotient or opaque
+
+    post_order_visit(value, visit)
+    return found
 
 
 def _conjuncts(condition: PrimExpr) -> list[PrimExpr]:
@@ -91,26 +134,31 @@ def _conjuncts(condition: PrimExpr) -> list[PrimExpr]:
     return [condition]
 
 
-def _untied_predicate(written: PrimExpr, predicate: PrimExpr, values, ranges: dict[Var, Range]) -> str | None:
+def _uneven_predicate(written: PrimExpr, predicate: PrimExpr, values, ranges: dict[Var, Range]) -> str | None:
     loops = set(ranges)
     bound = [collect_vars(value) & loops for value in values]
     for condition in _conjuncts(predicate):
         tied = collect_vars(condition) & loops
-        if len(tied) < 2 or any(tied <= used for used in bound) or _digits_bound(condition, values, ranges):
+        if (
+            len(tied) < 2
+            or any(tied <= used for used in bound)
+            or not _cuts_digits(condition, values, ranges)
+        ):
             continue
         names = ", ".join(sorted(v.name for v in tied))
         return (
-            f"its predicate T.where({written!r}) ties loops {names} together, but its iterators do not "
-            "split their fused range evenly"
+            f"its predicate T.where({written!r}) bounds loops {names} as one number, and its iterators "
+            "cut that number into digits the bound does not divide"
         )
     return None
 
 
-def _digits_bound(condition: PrimExpr, values, ranges: dict[Var, Range]) -> bool:
-    """Whether ``condition`` is ``S < L`` for a fused loop number ``S`` that the bindings cut into
-    digits dividing ``L`` (a split fetch loop: ``f0 * 256 + f1 * 4 + f2 < 128`` with bindings
-    ``f0 * 32 + f1 // 2`` and ``f1 % 2 * 4 + f2``), as TVM's iteration maps accept a bounded fused
-    iterator whose pieces divide its bound."""
+def _cuts_digits(condition: PrimExpr, values, ranges: dict[Var, Range]) -> bool:
+    """Whether ``condition`` is ``S < L`` for a fused loop number ``S`` that the bindings provably cut
+    into digits (weights 1, e1, e1 * e2, ...) where ``L`` is not a multiple of a digit's span. A split
+    fetch loop (``f1 * 4 + f2 < 128`` with bindings ``f1 // 2`` and ``f1 % 2 * 4 + f2``) is fine; loops
+    ``i, j, k`` bound to three iterators and bounded by ``i * 64 + j * 8 + k < 100`` are not, as in
+    TVM's iteration maps. False when anything is undecided."""
     if not (isinstance(condition, LT) and isinstance(condition.b, IntImm)):
         return False
     total, limit = condition.a, condition.b.value
@@ -118,7 +166,6 @@ def _digits_bound(condition: PrimExpr, values, ranges: dict[Var, Range]) -> bool
     if sums is None or any(not isinstance(a.source.source, Var) or a.lower_factor != 1 for a in sums[0].args):
         return False
     place = {a.source.source: a.scale for a in sums[0].args}
-    tied_ranges = {v: ranges[v] for v in place}
     analyzer = Analyzer()
     for var, loop_range in ranges.items():
         analyzer.bind(var, loop_range)
@@ -129,20 +176,19 @@ def _digits_bound(condition: PrimExpr, values, ranges: dict[Var, Range]) -> bool
         used = collect_vars(part) & set(place)
         if not used:
             continue
-        detected = detect_iter_map([part], tied_ranges)
+        detected = detect_iter_map([part], {v: ranges[v] for v in place})
         if detected is None or detected[0].extent is None:
             return False
         digits.append((min(place[v] for v in used), detected[0].extent, part))
     digits.sort(key=lambda digit: digit[0])
-    weight, rebuilt = 1, const(0, total.dtype)
+    weight, rebuilt, uneven = 1, const(0, total.dtype), False
     for position, (_, extent, part) in enumerate(digits):
         rebuilt = rebuilt + part * weight
-        last = position == len(digits) - 1
-        if limit % (weight if last else weight * extent):
-            return False
+        span = weight if position == len(digits) - 1 else weight * extent
+        uneven = uneven or limit % span != 0
         weight *= extent
     difference = analyzer.simplify(total - rebuilt)
-    return bool(digits) and isinstance(difference, IntImm) and difference.value == 0
+    return uneven and isinstance(difference, IntImm) and difference.value == 0
 
 
 def _zeros(variables) -> dict[Var, PrimExpr]:

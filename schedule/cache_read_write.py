@@ -24,20 +24,24 @@ from tir import (
     BufferLoad,
     For,
     ForKind,
+    IfThenElse,
+    IntImm,
     IterKind,
     IterVar,
+    PrimExpr,
     Range,
     SeqStmt,
     Stmt,
     Var,
     const,
+    op,
 )
 from tir.arith import Analyzer
 from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
-from tir.functor import Mutator, post_order_visit, substitute_buffers
+from tir.functor import Mutator, post_order_visit, substitute, substitute_buffers, uses_var
 from tir.stmt import BufferStore, seq
 
-from .analysis import child_blocks, loop_domains, relaxed_region, writers_of
+from .analysis import child_blocks, guarded_stores, loop_domains, predicate_bounds, relaxed_region, writers_of
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -63,6 +67,11 @@ class ConsumerBlockError(ScheduleError):
 
 class NonAllocatedBufferError(ScheduleError):
     """set_scope on a buffer the function does not allocate (a parameter has no scope to change)."""
+
+
+class PartialWriteError(ScheduleError):
+    """cache_write of a block that writes part of the buffer under a condition the write-back can't
+    restate in the buffer's indices, so copying the cache back would write elements nobody wrote."""
 
 
 # ---------------------------------------------------------------- shared checks
@@ -179,12 +188,21 @@ def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
 # ---------------------------------------------------------------- the copy stage
 
 
-def _copy_stage(original: Buffer, cache: Buffer, region: tuple[Range, ...], compact: bool, into_cache: bool):
+def _copy_stage(
+    original: Buffer,
+    cache: Buffer,
+    region: tuple[Range, ...],
+    compact: bool,
+    into_cache: bool,
+    written: tuple[tuple[Var, ...], PrimExpr] | None = None,
+):
     """Loops ``ax*`` over ``region`` around a block named like ``cache`` that copies between the two.
 
     ``into_cache`` copies original -> cache (cache_read), else cache -> original
     (the write-back of cache_write). A ``compact`` cache starts at the region's
     minimum: the original's index is then ``min + v`` and the cache's ``v``.
+    ``written`` (axes, condition) limits the write-back to the elements whose
+    original indices satisfy the condition: those the cached block wrote.
     """
     analyzer = Analyzer()
     loop_vars = [Var(f"ax{i}", r.extent.dtype) for i, r in enumerate(region)]
@@ -197,12 +215,20 @@ def _copy_stage(original: Buffer, cache: Buffer, region: tuple[Range, ...], comp
         cache_idx.append(v)
     src, dst = (original, cache) if into_cache else (cache, original)
     src_idx, dst_idx = (original_idx, cache_idx) if into_cache else (cache_idx, original_idx)
+    body: Stmt = BufferStore(dst, BufferLoad(src, tuple(src_idx)), tuple(dst_idx))
+    if written is not None:
+        for iv in iter_vars:
+            analyzer.bind(iv.var, iv.dom)
+        axes, condition = written
+        condition = analyzer.simplify(substitute(condition, dict(zip(axes, original_idx))))
+        if not analyzer.can_prove(condition):
+            body = IfThenElse(condition, body)
     block = Block(
         name=cache.name,
         iter_vars=tuple(iter_vars),
         reads=(BufferRegion(src, _points(src_idx)),),
         writes=(BufferRegion(dst, _points(dst_idx)),),
-        body=BufferStore(dst, BufferLoad(src, tuple(src_idx)), tuple(dst_idx)),
+        body=body,
     )
     stmt: Stmt = BlockRealize(tuple(values), const(True), block)
     for ax, r in reversed(list(zip(loop_vars, region))):
@@ -349,13 +375,70 @@ def cache_read(
     return copy_block
 
 
-def _written_region(state: ScheduleState, writer: Block, buffer: Buffer, loc) -> tuple[Range, ...]:
-    """What ``writer`` writes of ``buffer`` over all its loops below ``loc``."""
+def _written_region(
+    state: ScheduleState, writer: Block, buffer: Buffer, loc, exact: bool = False
+) -> tuple[Range, ...]:
+    """What ``writer`` writes of ``buffer`` over all its loops below ``loc``; ``exact`` (a write-back
+    must not copy what nobody wrote) narrows it by the block's predicate, or refuses."""
     realize = state.realize_of(writer)
     written = next(w for w in writer.writes if w.buffer is buffer)
     high = loc if isinstance(loc, For) else None
     dom = loop_domains(state, realize, high, relax_scope="global")
-    return relaxed_region(realize, written, dom, Analyzer())
+    analyzer = Analyzer()
+    if not exact:
+        return relaxed_region(realize, written, dom, analyzer)
+    bounds = predicate_bounds(realize, written, dom, analyzer)
+    if not isinstance(bounds, tuple):
+        raise PartialWriteError(
+            f"can't cache_write block {writer.name}: it runs only when {bounds!r}, which the write-back "
+            f"can't restate as a region of {buffer.name}, so copying the cache back would write "
+            "elements the block never wrote",
+            writer,
+        )
+    dom, clips = bounds
+    region = list(relaxed_region(realize, written, dom, analyzer))
+    for axis, (lowest, highest) in clips.items():
+        low, last = region[axis].min, analyzer.simplify(region[axis].min + region[axis].extent - 1)
+        low = low if lowest is None else analyzer.simplify(op.max_value(low, lowest))
+        last = last if highest is None else analyzer.simplify(op.min_value(last, highest))
+        region[axis] = Range(low, analyzer.simplify(last - low + 1))
+    return tuple(region)
+
+
+def _written_condition(block: Block, buffer: Buffer) -> tuple[tuple[Var, ...], PrimExpr] | None:
+    """When ``block`` writes ``buffer`` under conditions (nested blocks' predicates, ``if``s), the
+    condition on an element's indices (placeholder variables, one per axis) under which some store
+    writes it; None when every store runs unconditionally."""
+    stores = guarded_stores(block, buffer)
+    if all(isinstance(s.guard, IntImm) and s.guard.value for s in stores):
+        return None
+    iterators = {iv.var for iv in block.iter_vars}
+    axes = tuple(Var(f"x{axis}", extent.dtype) for axis, extent in enumerate(buffer.shape))
+    condition: PrimExpr = const(False)
+    for store in stores:
+        varying = iterators | store.local_vars
+        mapping: dict[Var, PrimExpr] = {}
+        at_store = store.guard
+        for axis, index in zip(axes, store.indices):
+            if isinstance(index, Var) and index in iterators and index not in mapping:
+                mapping[index] = axis
+            elif not uses_var(index, varying.__contains__):
+                at_store = op.logical_and(at_store, op.eq(axis, index))
+            else:
+                at_store = None
+                break
+        if at_store is not None:
+            at_store = substitute(at_store, mapping)
+        if at_store is None or uses_var(at_store, varying.__contains__):
+            raise PartialWriteError(
+                f"can't cache_write block {block.name}: it writes {buffer.name}"
+                f"[{', '.join(repr(i) for i in store.indices)}] only when {store.guard!r}, which the "
+                f"write-back can't restate in {buffer.name}'s indices, so copying the cache back would "
+                f"write elements no block wrote. Cache the block that holds that store instead",
+                block,
+            )
+        condition = op.logical_or(condition, at_store)
+    return axes, condition
 
 
 @primitive()
@@ -383,12 +466,13 @@ def cache_write(
         and (consumers is None or b.name not in consumers)
     ]
     loc, pos = _location_before_first(state, scope, block, related)
-    region = _written_region(state, block, buffer, loc)
+    region = _written_region(state, block, buffer, loc, exact=True)
     compact = isinstance(loc, Block)
     cache = _cache_buffer(state, buffer, scope_name, region, compact)
 
-    # Step 3. The block writes the cache; a new block copies it back.
-    stage, write_back = _copy_stage(buffer, cache, region, compact, into_cache=False)
+    # Step 3. The block writes the cache; a new block copies back what it wrote.
+    written = _written_condition(block, buffer)
+    stage, write_back = _copy_stage(buffer, cache, region, compact, into_cache=False, written=written)
     chosen = {block.name} | {b.name for b in _nested_blocks(block)} | (consumers or set())
     rewriter = _CacheRewriter(
         buffer,

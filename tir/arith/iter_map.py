@@ -9,11 +9,8 @@ every sum puts its pieces together without overlap, so ``i0 * 128 + i1``
 ``i0 * 128 + i1`` with ``i1 < 129``, ``i * i`` or ``A[i]`` are not. With
 ``check_bijective`` every iterator must also be used completely and every sum
 must step by 1, which is what a block's bindings need to be a one-to-one
-relabelling of the loops. With ``check_surjective`` (TVM's surjective level, what
-a block's bindings need to be "affine") every sum must step by 1 and leave no
-gap, but its pieces may overlap (``v0 * 2 + v1`` with ``v1 < 4`` reaches every
-value of ``[0, 2 * n + 2)``, some twice). This is a small take on TVM's
-DetectIterMap; the schedule's legality checks (affine bindings) use it.
+relabelling of the loops. This is a small take on TVM's DetectIterMap; the
+schedule's legality checks (affine bindings, ``fuse``/``split`` results) use it.
 """
 
 from __future__ import annotations
@@ -95,18 +92,15 @@ def detect_iter_map(
     predicate: PrimExpr | bool = True,
     check_bijective: bool = False,
     analyzer: Analyzer | None = None,
-    check_surjective: bool = False,
 ) -> list[IterSumExpr] | None:
     """The affine form of each index in the iterators of ``input_iters`` (Ranges from 0), or None.
 
     ``predicate`` (``T.where``) may bound a fused index, ``i0 * 128 + i1 < 1000``,
     which sets that sum's extent for the bijectivity check; other conditions are
-    ignored (they only shrink the domain). ``check_surjective`` accepts sums whose
-    pieces overlap but leave no gap, each stepping by 1 (see the module docstring).
+    ignored (they only shrink the domain).
     """
     try:
-        detector = _Detector(input_iters, analyzer)
-        return detector.detect(indices, const(predicate), check_bijective, check_surjective)
+        return _Detector(input_iters, analyzer).detect(indices, const(predicate), check_bijective)
     except _NotAffine:
         return None
 
@@ -146,14 +140,9 @@ class _Detector:
         self.uses: dict[IterMark, list[IterSplitExpr]] = {m: [] for m in self.marks.values()}
         self.limits: dict[object, int] = {}
 
-    def detect(
-        self, indices: Sequence[PrimExpr], predicate: PrimExpr, check_bijective: bool, check_surjective: bool
-    ) -> list:
+    def detect(self, indices: Sequence[PrimExpr], predicate: PrimExpr, check_bijective: bool) -> list:
         self._read_predicate(predicate)
-        sums = [
-            self._sum(self.simplifier.to_sum(const(index)), check_bijective, check_surjective)
-            for index in indices
-        ]
+        sums = [self._sum(self.simplifier.to_sum(const(index)), check_bijective) for index in indices]
         for mark, splits in self.uses.items():
             self._check_disjoint(mark, splits, check_bijective)
         return sums
@@ -169,9 +158,8 @@ class _Detector:
 
     # ------------------------------------------------------------ sums
 
-    def _sum(self, form: SumForm, check_bijective: bool, allow_overlap: bool = False) -> IterSumExpr:
-        """One index: its iterator pieces must fit together like the digits of one number (or, with
-        ``allow_overlap``, like digits that may overlap but leave no gap, the smallest stepping by 1)."""
+    def _sum(self, form: SumForm, check_bijective: bool) -> IterSumExpr:
+        """One index: its iterator pieces must fit together like the digits of one number."""
         splits, fixed = [], []
         for term in form.terms:
             split = self._split(term)
@@ -181,23 +169,16 @@ class _Detector:
                 splits.append(split)
         base = self.simplifier.to_expr(SumForm(tuple(fixed), form.base, form.dtype))
         splits.sort(key=lambda s: s.scale)
-        reach = splits[0].scale if splits else 1  # the scale the next piece needs to leave no gap
-        if (check_bijective or allow_overlap) and reach != 1:
+        expected = splits[0].scale if splits else 1
+        if check_bijective and expected != 1:
             raise _NotAffine
-        overlapped = False
         for split in splits:
-            if split.extent is None and split is not splits[-1]:
+            if split.scale != expected or split.extent is None and split is not splits[-1]:
                 raise _NotAffine
-            if split.scale != reach:
-                if not (allow_overlap and split.scale < reach):
-                    raise _NotAffine
-                overlapped = True
-            reach = reach + (split.extent - 1) * split.scale if split.extent is not None else None
+            expected = split.scale * split.extent if split.extent is not None else None
         limit = self.limits.get(_form_key(SumForm(form.terms, 0, form.dtype)))
-        if overlapped and reach is not None:
-            limit = reach if limit is None else min(limit, reach)
         result = IterSumExpr(tuple(reversed(splits)), base)
-        if limit is not None and (overlapped or result.extent is not None and limit < result.extent):
+        if limit is not None and result.extent is not None and limit < result.extent:
             result = IterSumExpr(result.args, base, limit)
         return result
 
