@@ -36,12 +36,20 @@ from tir import (
     const,
     op,
 )
-from tir.arith import Analyzer
+from tir.arith import Analyzer, detect_iter_map
 from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
 from tir.functor import Mutator, post_order_visit, substitute, substitute_buffers, uses_var
 from tir.stmt import BufferStore, seq
 
-from .analysis import child_blocks, guarded_stores, loop_domains, predicate_bounds, relaxed_region, writers_of
+from .analysis import (
+    bindings_of,
+    child_blocks,
+    guarded_stores,
+    loop_domains,
+    predicate_bounds,
+    relaxed_region,
+    writers_of,
+)
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -396,6 +404,7 @@ def _written_region(
             writer,
         )
     dom, clips = bounds
+    _check_no_gaps(realize, written, dom)
     region = list(relaxed_region(realize, written, dom, analyzer))
     for axis, (lowest, highest) in clips.items():
         low, last = region[axis].min, analyzer.simplify(region[axis].min + region[axis].extent - 1)
@@ -403,6 +412,22 @@ def _written_region(
         last = last if highest is None else analyzer.simplify(op.min_value(last, highest))
         region[axis] = Range(low, analyzer.simplify(last - low + 1))
     return tuple(region)
+
+
+def _check_no_gaps(realize: BlockRealize, written: BufferRegion, dom: dict[Var, Range]) -> None:
+    """Refuse a write that steps over elements (``B[vi * 2]``): the write-back would copy the gaps."""
+    binding = bindings_of(realize)
+    from_zero = {v: r for v, r in dom.items() if isinstance(r.min, IntImm) and r.min.value == 0}
+    for axis, dim in enumerate(written.region):
+        index = substitute(dim.min, binding)
+        detected = detect_iter_map([index], from_zero)
+        if detected is not None and detected[0].args and detected[0].args[-1].scale != 1:
+            raise PartialWriteError(
+                f"can't cache_write block {realize.block.name}: it writes {written.buffer.name} at index "
+                f"{dim.min!r} on axis {axis} with stride {detected[0].args[-1].scale}, so copying the "
+                "cache back would write the elements in between, which no block wrote",
+                realize.block,
+            )
 
 
 def _written_condition(block: Block, buffer: Buffer) -> tuple[tuple[Var, ...], PrimExpr] | None:

@@ -541,3 +541,19 @@ def test_cache_write_of_the_nested_block_itself_applies():
     sch = Schedule(tile_with_inner_guard)
     sch.cache_write(sch.get_block("B"), 0, "local")
     assert_same_numbers(tile_with_inner_guard, sch.mod)
+
+
+@T.prim_func
+def even_elements(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi * 2] = A[vi * 2] + T.float32(1)
+
+
+def test_cache_write_refuses_a_strided_write():
+    # A write-back of B[0:15] would copy the odd elements, which nobody wrote.
+    sch = Schedule(even_elements)
+    assert_fails_unchanged(
+        sch, PartialWriteError, "with stride 2", sch.cache_write, sch.get_block("B"), 0, "local"
+    )
