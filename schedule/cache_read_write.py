@@ -421,10 +421,11 @@ def _check_no_gaps(realize: BlockRealize, written: BufferRegion, dom: dict[Var, 
     for axis, dim in enumerate(written.region):
         index = substitute(dim.min, binding)
         detected = detect_iter_map([index], from_zero)
-        if detected is not None and detected[0].args and detected[0].args[-1].scale != 1:
+        stride = detected[0].args[-1].scale if detected is not None and detected[0].args else 1
+        if isinstance(dim.extent, IntImm) and stride > dim.extent.value:
             raise PartialWriteError(
                 f"can't cache_write block {realize.block.name}: it writes {written.buffer.name} at index "
-                f"{dim.min!r} on axis {axis} with stride {detected[0].args[-1].scale}, so copying the "
+                f"{dim.min!r} on axis {axis} with stride {stride}, so copying the "
                 "cache back would write the elements in between, which no block wrote",
                 realize.block,
             )
