@@ -1,11 +1,13 @@
 """Schedule analysis: what the primitive families ask of the program before they rewrite it.
 
 The family files (loop_transformation.py, compute_at.py, ...) depend only on the
-core (state, errors, instruction) and on this module, never on one another. What
+core (state, errors, instruction), on this module and on block_properties.py (TVM's
+named block properties, built on this module), never on one another. What
 more than one family needs is here: which blocks sit below a statement, which
 write or read a buffer (``child_blocks``, ``writers_of``, ``producers_of``,
 ``consumers_of``, ``loads_of``, ``realizes_under``, ``guarded_stores``: which stores
-of a buffer run under which condition), how a block's iterators are
+of a buffer run under which condition, and ``predicate_bounds``: a block's
+``T.where`` as loop ranges and index bounds), how a block's iterators are
 bound to loops and which region its accesses cover over some of those loops
 (``bindings_of``, ``loop_iters``, ``loop_domains``, ``relaxed_sets``,
 ``relaxed_region``), the loop checks shared by the loop-kind and loop
