@@ -60,7 +60,7 @@ class Schedule(
                 f"got {type(mod).__name__}"
             )
         if func_name is None:
-            func_name = "main" if "main" in mod else next(iter(mod.functions))
+            func_name = mod.main_name()
         self.state = ScheduleState(mod, func_name)
         self.trace = Trace()
         self._keys: dict[_RV, Any] = {}

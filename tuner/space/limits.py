@@ -18,6 +18,7 @@ from collections import OrderedDict
 
 from codegen.target import Target
 from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
+from tir.function import resolve_function
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 
@@ -37,13 +38,6 @@ class SpaceError(Exception):
         self.limit = limit
 
 
-def main_func(mod: IRModule | PrimFunc) -> PrimFunc:
-    """The function a schedule of ``mod`` works on ("main", or the only one)."""
-    if isinstance(mod, PrimFunc):
-        return mod
-    return mod["main"] if "main" in mod else next(iter(mod.functions.values()))
-
-
 def kernels(func: PrimFunc) -> list[Stmt]:
     """The top-level statements under the root block: each loop nest is one kernel on a GPU."""
     body = func.body
@@ -58,7 +52,7 @@ def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) 
     ``memory=False`` checks the threads only, skipping the buffer compaction that measuring
     shared and local memory needs (most of the cost): for candidates whose tiles were drawn
     within the memory limits, as ``SpaceGenerator.sample`` draws them."""
-    func = main_func(mod)
+    func = resolve_function(mod)
     if target.is_gpu:
         for number, kernel in enumerate(kernels(func)):
             _check_threads(kernel, number, target)
