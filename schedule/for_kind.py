@@ -221,7 +221,8 @@ def _check_thread_nesting(state: ScheduleState, loop: For, tag: str) -> None:
 @primitive()
 def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
-    check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
+    if loop.kind is not ForKind.THREAD_BINDING:  # a bound loop may be bound again, as in TVM
+        check_serial(loop, "bind", "Bind a serial loop (split it first to bind a part)")
     check_constant_extent(loop, "bind")
     _check_parallelizable(
         state,
@@ -267,8 +268,9 @@ def vectorize(state: ScheduleState, loop: For) -> None:
 
 @primitive()
 def unroll(state: ScheduleState, loop: For) -> None:
-    check_serial(loop, "unroll", "Unroll a serial loop (split it first to unroll a part)")
-    state.replace({loop: replace(loop, kind=ForKind.UNROLLED)})
+    # Any loop may be unrolled, as in TVM: a bound, parallel or vectorized loop becomes a plain
+    # unrolled one (its thread binding dropped).
+    state.replace({loop: replace(loop, kind=ForKind.UNROLLED, thread_tag=None)})
 
 
 # ---------------------------------------------------------------- public methods
@@ -280,8 +282,10 @@ class ForKindMethods:
 
         ``bind`` in TVM; ``gpu_blocks``/``gpu_threads`` in Halide; a grid axis in Triton.
 
-        Requirements: the loop is serial and has a constant extent; no block under it
-        uses it for a reduction (or opaque) iterator. A loop around or inside it may be
+        Requirements: the loop is serial or already bound (binding it again replaces
+        the axis, as in TVM) and has a constant extent; the blocks under it have affine
+        bindings and compact data flow, and none uses it for a reduction (or opaque)
+        iterator. A loop around or inside it may be
         bound to the same axis (a cooperative fetch inside a thread loop) when the blocks
         under the inner one do not use the outer one.
 
@@ -375,7 +379,8 @@ class ForKindMethods:
 
         ``unroll`` in TVM and Halide.
 
-        Requirements: the loop is serial.
+        Requirements: none. A bound, parallel or vectorized loop becomes a plain
+        unrolled loop (its thread binding dropped), as in TVM.
 
         Example
         -------
