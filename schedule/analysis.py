@@ -106,6 +106,22 @@ def consumers_of(state: ScheduleState, block: Block) -> list[Block]:
     return [other for other in after if any(r.buffer in writes for r in other.reads)]
 
 
+def writes_outside_scope(state: ScheduleState, block: Block) -> bool:
+    """Whether ``block`` writes a buffer its scope does not allocate: TVM's output block."""
+    allocated = state.parent_block(state.realize_of(block)).alloc_buffers
+    return any(w.buffer not in allocated for w in block.writes)
+
+
+def is_output_block(sch, block) -> bool:
+    """TVM's ``tir.schedule.analysis.is_output_block(sch, block)``: whether the block behind the
+    handle writes a buffer its scope does not allocate (a function output). Records nothing.
+
+    >>> is_output_block(sch, sch.get_block("C"))    # doctest: +SKIP
+    True
+    """
+    return writes_outside_scope(sch.state, sch.get(block))
+
+
 def writers_of(blocks: list[Block], buffer: Buffer) -> list[Block]:
     """The blocks of ``blocks`` that write ``buffer``."""
     return [b for b in blocks if any(w.buffer is buffer for w in b.writes)]

@@ -11,7 +11,7 @@ import difflib
 
 from tir import Block, For
 
-from .analysis import child_blocks, consumers_of, producers_of, realizes_under
+from .analysis import child_blocks, consumers_of, producers_of, realizes_under, writes_outside_scope
 from .errors import ArgumentError, NotFoundError, describe
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
@@ -75,12 +75,7 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
             f"{describe(scope_block)}",
             *([scope_block] if isinstance(scope_block, For) else []),
         )
-    outputs = []
-    for realize in realizes_under(scope_block.body):
-        allocated = state.parent_block(realize).alloc_buffers
-        if any(w.buffer not in allocated for w in realize.block.writes):
-            outputs.append(realize.block)
-    return outputs
+    return [r.block for r in realizes_under(scope_block.body) if writes_outside_scope(state, r.block)]
 
 
 # ---------------------------------------------------------------- public methods

@@ -6,6 +6,7 @@ import pytest
 
 import tir
 from schedule import Schedule, ScheduleError, StaleHandleError, Trace
+from schedule.analysis import is_output_block
 from schedule.errors import ArgumentError, NotFoundError
 from schedule.instruction import PRIMITIVES, Primitive
 from tir import T
@@ -120,6 +121,12 @@ def test_get_output_blocks_lists_the_writers_of_unallocated_buffers():
     assert [sch.get(b).name for b in sch.get_output_blocks(tile)] == ["C"]
     assert [inst.kind for inst in sch.trace.insts] == ["get_output_blocks", "get_block", "get_output_blocks"]
     verify_trace_roundtrip(sch, tiles_into_output)
+
+
+def test_is_output_block_takes_a_schedule_and_a_handle_as_in_tvm():
+    sch = Schedule(tiles_into_output)
+    assert is_output_block(sch, sch.get_block("C")) and not is_output_block(sch, sch.get_block("B"))
+    assert len(sch.trace.insts) == 2  # the two get_block calls, nothing for the query
 
 
 def test_get_output_blocks_refuses_an_unknown_scope_and_a_loop():
