@@ -8,6 +8,7 @@ import tir
 from schedule import Schedule
 from schedule.block_properties import NotAffineBindingError, NotCompactDataFlowError, NotStagePipelineError
 from schedule.reduction import BlockPredicateError, NotReductionBlockError
+from tests.fixtures.programs import matmul
 from tir import T
 
 from .util import assert_fails_unchanged, assert_same_numbers, verify_trace_roundtrip
@@ -128,18 +129,6 @@ def row_sum_split_unevenly(A: T.Buffer((8, 18), "float32"), B: T.Buffer((8,), "f
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + A[vi, vk]
-
-
-@T.prim_func
-def matmul(
-    A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")
-):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
 
 # ---------------------------------------------------------------- the wrong-number case: rfactor
