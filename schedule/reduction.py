@@ -91,7 +91,8 @@ class FactorAxisError(ScheduleError):
 
 
 class BlockPredicateError(ScheduleError):
-    """rfactor: the block has a ``T.where`` predicate, so some partial results would never be started."""
+    """rfactor: a ``T.where`` predicate of the block bounds its reduction loops, so some partial results
+    would never be started (a predicate on the spatial loops is kept by the write-back)."""
 
 
 # ---------------------------------------------------------------- shared checks
@@ -475,16 +476,17 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             loop,
         )
     realize = state.realize_of(block)
-    if _conjuncts(realize.predicate):
-        raise BlockPredicateError(
-            f"can't rfactor block {block.name}: it runs under the predicate T.where({realize.predicate!r}), "
-            "which rfactor can't carry to the partial results (TVM refuses it too). Split the reduction "
-            "loop by a factor that divides its extent instead.",
-            block,
-        )
     loops = state.loops_of(block)
     spatial_loops = _touched_loops(realize, IterKind.SPATIAL)
     reduce_loops = _touched_loops(realize, IterKind.REDUCE)
+    on_reduction = [c for c in _conjuncts(realize.predicate) if uses_var(c, reduce_loops.__contains__)]
+    if on_reduction:
+        raise BlockPredicateError(
+            f"can't rfactor block {block.name}: it runs under the predicate T.where({on_reduction[0]!r}) on "
+            "its reduction loops, which rfactor can't carry to the partial results (TVM refuses it too). "
+            "Split the reduction loop by a factor that divides its extent instead.",
+            block,
+        )
     _check_rfactor_loops(state, block, loops, loop, spatial_loops, reduce_loops)
     kind, rhs, update, init = _match_reduction(block)
     axis = _check_factor_axis(block, update.buffer, factor_axis)
