@@ -17,12 +17,12 @@ transactions. Quantities that span orders of magnitude are ``log2(1 + x)``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from codegen.pipeline import c_passes, gpu_passes
+from codegen.pipeline import FEATURE_STAGE, lower_for_target
 from codegen.target import Target
 from tir import dtype as _dt
 from tir.analysis.flops import expr_flops
@@ -34,7 +34,6 @@ from tir.expr import (
     EQ,
     Add,
     And,
-    BinaryOp,
     Broadcast,
     BufferLoad,
     Call,
@@ -54,7 +53,7 @@ from tir.expr import (
     Var,
 )
 from tir.function import IRModule, PrimFunc, resolve_function
-from tir.functor import child_fields
+from tir.functor import Visitor, collect_vars, post_order_visit
 from tir.stmt import (
     Allocate,
     Block,
@@ -68,8 +67,6 @@ from tir.stmt import (
     SeqStmt,
     Stmt,
 )
-
-from .space.limits import planned_allocations
 
 # Levels of the main store's loop nest described one by one, innermost first.
 NEST_LEVELS = 6
@@ -129,8 +126,6 @@ UNROLL_ANNOTATION_KEYS = (
     "meta_schedule.unroll_explicit",
     "meta_schedule.unroll_implicit",
 )
-# The pass of the target pipeline that the features stop before (see the module docstring).
-_FIRST_CODEGEN_PASS = "vectorize_loop"
 # How a loop runs, as one number per level of the main store's nest; 0 is a level that does not exist.
 NEST_KIND_CODES = {
     "serial": 1,
@@ -179,20 +174,8 @@ def extract_batch(
 
 
 def lower_for_features(func: PrimFunc, target: Target | str) -> PrimFunc:
-    """``func`` through ``target``'s lowering pipeline up to the vectorize and unroll passes."""
-    target = Target.parse(target)
-    for name, lowering_pass in _feature_passes(target):
-        if name == "plan_buffer_allocation":
-            func = planned_allocations(func)  # with the next pass, shared with the space's limit check
-        elif name != "compact_buffer_allocation":
-            func = lowering_pass(func)
-    return func
-
-
-def _feature_passes(target: Target) -> list[tuple[str, Callable[[PrimFunc], PrimFunc]]]:
-    passes = gpu_passes(target) if target.is_gpu else c_passes(target)
-    names = [name for name, _ in passes]
-    return passes[: names.index(_FIRST_CODEGEN_PASS)] if _FIRST_CODEGEN_PASS in names else passes
+    """``func`` through ``target``'s lowering pipeline up to its ``FEATURE_STAGE``."""
+    return lower_for_target(func, target, stop_before=FEATURE_STAGE)
 
 
 def _annotated_unroll_step(stmt: Stmt) -> int:
@@ -200,26 +183,11 @@ def _annotated_unroll_step(stmt: Stmt) -> int:
     lowering drops block annotations."""
     steps = [0]
 
-    def visit(node: Stmt | None) -> None:
-        if node is None:
-            return
+    def note(node) -> None:
         if isinstance(node, (For, Block)):
             steps.extend(_unroll_value(node.annotations.get(key)) for key in UNROLL_ANNOTATION_KEYS)
-        if isinstance(node, SeqStmt):
-            for child in node.seq:
-                visit(child)
-        elif isinstance(node, BlockRealize):
-            visit(node.block)
-        elif isinstance(node, Block):
-            visit(node.init)
-            visit(node.body)
-        elif isinstance(node, IfThenElse):
-            visit(node.then_case)
-            visit(node.else_case)
-        elif isinstance(node, (For, Allocate, LetStmt)):
-            visit(node.body)
 
-    visit(stmt)
+    post_order_visit(stmt, note)
     return max(steps)
 
 
@@ -252,42 +220,21 @@ def _static_bytes(buffer: Buffer) -> int:
 # ---------------------------------------------------------------- expression helpers
 
 
-def _collect_loads(expr: PrimExpr, out: list[BufferLoad]) -> None:
-    if isinstance(expr, BufferLoad):
-        out.append(expr)
-    if isinstance(expr, (IntImm, Var)):
-        return
-    for name in child_fields(type(expr)):
-        value = getattr(expr, name)
-        if isinstance(value, PrimExpr):
-            _collect_loads(value, out)
-        elif isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, PrimExpr):
-                    _collect_loads(item, out)
+class _Loads(Visitor):
+    """The loads in an expression, each before the loads in its indices."""
+
+    def __init__(self):
+        self.found: list[BufferLoad] = []
+
+    def visit_BufferLoad(self, load: BufferLoad) -> None:
+        self.found.append(load)
+        self.generic_visit(load)
 
 
-def _collect_vars(expr: PrimExpr, out: set[Var]) -> None:
-    if isinstance(expr, Var):
-        out.add(expr)
-    elif isinstance(expr, BinaryOp):
-        _collect_vars(expr.a, out)
-        _collect_vars(expr.b, out)
-    elif not isinstance(expr, IntImm):
-        for name in child_fields(type(expr)):
-            value = getattr(expr, name)
-            if isinstance(value, PrimExpr):
-                _collect_vars(value, out)
-            elif isinstance(value, tuple):
-                for item in value:
-                    if isinstance(item, PrimExpr):
-                        _collect_vars(item, out)
-
-
-def _vars_of(expr: PrimExpr) -> set[Var]:
-    out: set[Var] = set()
-    _collect_vars(expr, out)
-    return out
+def _loads_of(expr: PrimExpr) -> list[BufferLoad]:
+    loads = _Loads()
+    loads.visit(expr)
+    return loads.found
 
 
 _NUMPY_BINARY = {
@@ -374,7 +321,7 @@ def _working_set(
             lanes = index.lanes if isinstance(index, Ramp) else 1
             scalar = index.base if isinstance(index, Ramp) else index
             bound = analyzer.const_int_bound(scalar)
-            values = math.prod(inner.get(v, 1) for v in _vars_of(scalar)) * lanes
+            values = math.prod(inner.get(v, 1) for v in collect_vars(scalar)) * lanes
             if bound.is_finite:
                 values = min(values, bound.max_value - bound.min_value + lanes)
             elements *= min(values, extent) if extent else values
@@ -555,7 +502,7 @@ class _FeatureWalker:
             if isinstance(term, And):
                 pending += [term.a, term.b]
             elif isinstance(term, EQ):
-                _collect_vars(term, variables)
+                variables |= collect_vars(term)
         for frame in self.loops:
             if frame.var in variables and frame.extent > 1:
                 self.trips /= frame.extent
@@ -599,12 +546,11 @@ class _FeatureWalker:
         """Per level of the loops around ``store``, innermost first: extent, kind, whether it
         accumulates, and the bytes the store's accesses touch inside it, the working set that
         decides which cache (or registers) serves the level."""
-        loads: list[BufferLoad] = []
-        _collect_loads(store.value, loads)
+        loads = _loads_of(store.value)
         accesses = [(store.buffer, store.indices)] + [(load.buffer, load.indices) for load in loads]
         moved: set[Var] = set()
         for index in store.indices:
-            _collect_vars(index, moved)
+            moved |= collect_vars(index)
         nest = np.zeros((NEST_LEVELS, len(NEST_FIELDS)), dtype=np.float32)
         # Bounds where only the levels entered so far vary; the loops outside them sit at 0.
         scoped = self.analyzer.copy()
@@ -629,9 +575,7 @@ class _FeatureWalker:
     # ------------------------------------------------------------ accesses
 
     def _loads_in(self, expr: PrimExpr) -> None:
-        loads: list[BufferLoad] = []
-        _collect_loads(expr, loads)
-        for load in loads:
+        for load in _loads_of(expr):
             self._access(load.buffer, load.indices, load.dtype, "L")
 
     def _access(self, buffer: Buffer, indices: tuple[PrimExpr, ...], dtype: str, kind: str) -> None:
@@ -659,13 +603,13 @@ class _FeatureWalker:
             return isinstance(last.stride, IntImm) and last.stride.value == 1
         used: set[Var] = set()
         for index in indices:
-            _collect_vars(index, used)
+            used |= collect_vars(index)
         for frame in reversed(self.loops):
             if frame.extent <= 1 or frame.var not in used:
                 continue
             outer: set[Var] = set()
             for index in indices[:-1]:
-                _collect_vars(index, outer)
+                outer |= collect_vars(index)
             if frame.var in outer:
                 return False
             return abs(self._linear_stride(last, frame.var)) == 1
@@ -678,7 +622,7 @@ class _FeatureWalker:
         for term in Simplifier(self.analyzer).to_sum(index).terms:
             if term.index is var and term.lower == 1:
                 stride += term.scale
-            elif term.index is var or var in _vars_of(term.index):
+            elif term.index is var or var in collect_vars(term.index):
                 return 0
         return stride
 
