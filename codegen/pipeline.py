@@ -26,7 +26,10 @@ tuner's features read the IR (tuner/features.py), flat and block-free with cache
 allocated and barriers placed, before the passes that only decide how loops are
 emitted. ``planned_allocations`` is the plan and compact pair, the most expensive
 passes, with the last results kept by function identity: the tuner's limit check
-and the features of one candidate plan it once, and the pipeline uses it too.
+and the features of one candidate plan it once, and the pipeline uses it too
+when no ``dump`` looks at the IR. It leaves out the blocks' read and write
+regions, which only the printed IR shows (no later pass reads them); with a
+``dump`` every pass runs on its own and the regions are there.
 """
 
 from __future__ import annotations
@@ -119,12 +122,12 @@ def lower_for_target(
 
 
 def planned_allocations(func: PrimFunc) -> PrimFunc:
-    """``func`` after plan_buffer_allocation and compact_buffer_allocation; the last results are
-    kept (by function identity), so one candidate is planned once for its limit check, its
-    features and its build."""
+    """``func`` after plan_buffer_allocation and compact_buffer_allocation, without the regions
+    of the blocks they add or change; the last results are kept (by function identity), so
+    one candidate is planned once for its limit check, its features and its build."""
     found = _PLANNED.get(func)
     if found is None:
-        found = compact_buffer_allocation(plan_buffer_allocation(func))
+        found = compact_buffer_allocation(plan_buffer_allocation(func, False), False)
         _PLANNED[func] = found
         if len(_PLANNED) > _PLANNED_KEPT:
             _PLANNED.popitem(last=False)
