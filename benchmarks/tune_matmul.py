@@ -94,10 +94,7 @@ def main() -> None:
         mod, result = tune_size(n, args.target, budget, db, seeds[0])
         seconds, device, anchors = measure_best(mod, args.target, db, n)
         flops = 2 * n**3
-        print(
-            f"{n}^3 on {device}: {budget} trials in {result.seconds:.0f} s "
-            f"({result.cost_model_seconds:.1f} s cost model), {result.errors} failed candidates"
-        )
+        print(f"{n}^3 on {device}: {budget} trials, {result.errors} failed candidates; {result.time_split()}")
         print(
             f"  tuned          {seconds * 1e3:9.3f} ms {flops / seconds / 1e9:10.1f} GFLOPS "
             f"(during tuning: {result.best_gflops:.1f})"

@@ -31,16 +31,10 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _handler(visitor_cls: type, node_cls: type):
-    """``visitor_cls.visit_<node class name>`` or None, looked up once per pair: the table lives
-    on the visitor class itself (its ``__dict__``, not a base's), so it goes with the class."""
-    table = visitor_cls.__dict__.get("_handlers")
-    if table is None:
-        table = {}
-        visitor_cls._handlers = table
-    handler = table.get(node_cls, _UNKNOWN)
-    if handler is _UNKNOWN:
-        handler = table[node_cls] = getattr(visitor_cls, "visit_" + node_cls.__name__, None)
+def _learn_handler(visitor_cls: type, node_cls: type):
+    """``visitor_cls.visit_<node class name>`` or None, remembered in the class's own table."""
+    handler = getattr(visitor_cls, "visit_" + node_cls.__name__, None)
+    visitor_cls._visit_table[node_cls] = handler
     return handler
 
 
@@ -50,8 +44,17 @@ _UNKNOWN = object()
 class Visitor:
     """Walks a tree in pre-order. ``visit(node)`` dispatches to ``visit_<Class>``."""
 
+    # Node class -> visit_<Class> method or None, one table per visitor class (a hot path).
+    _visit_table: dict[type, Callable | None] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+
     def visit(self, node) -> None:
-        handler = _handler(type(self), type(node))
+        handler = self._visit_table.get(type(node), _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = _learn_handler(type(self), type(node))
         if handler is not None:
             handler(self, node)
         else:
@@ -73,8 +76,16 @@ class Visitor:
 class Mutator:
     """Rebuilds a tree bottom-up. ``visit_<Class>`` returns the replacement node."""
 
+    _visit_table: dict[type, Callable | None] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+
     def visit(self, node):
-        handler = _handler(type(self), type(node))
+        handler = self._visit_table.get(type(node), _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = _learn_handler(type(self), type(node))
         if handler is not None:
             return handler(self, node)
         return self.generic_visit(node)

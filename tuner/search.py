@@ -16,6 +16,7 @@ import json
 import math
 import random
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +49,18 @@ class TuneResult:
     best: TuningRecord | None
     history: list[tuple[int, float]] = field(default_factory=list)
     seconds: float = 0.0
-    cost_model_seconds: float = 0.0
+    cost_model_seconds: float = 0.0  # proposing (sampling, mutating, features, scoring) and training
+    measure_seconds: float = 0.0  # waiting for builds and measurements (not overlapped with the above)
+    build_seconds: float = 0.0  # the build workers' seconds on this run's candidates, summed over workers
+
+    def time_split(self) -> str:
+        """Where the wall time went, as one line (``tir tune`` and benchmarks/tune_matmul.py print it)."""
+        other = self.seconds - self.cost_model_seconds - self.measure_seconds
+        return (
+            f"{self.seconds:.1f} s wall: {self.cost_model_seconds:.1f} s cost model loop, "
+            f"{self.measure_seconds:.1f} s waiting for builds and measurements "
+            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other"
+        )
 
     @property
     def best_gflops(self) -> float:
@@ -90,6 +102,7 @@ def tune(
     workers: int | None = None,
     progress: bool = True,
     guided: bool = True,
+    overlap: bool | None = None,
 ) -> TuneResult:
     """Measure up to ``trials`` new candidates of ``mod`` on ``target`` and record them in ``db``.
 
@@ -98,7 +111,9 @@ def tune(
     of the same space (the baseline the cost model must beat). ``reference`` is a
     function of the input arrays returning the expected outputs (built-in
     workloads pass their numpy reference); without it the unscheduled program
-    built for C is the reference.
+    built for C is the reference. ``overlap`` proposes the next batch while the
+    current one is built and measured (default: on GPU targets, whose timings a
+    busy host CPU does not disturb; see _Batches).
     """
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
@@ -113,6 +128,7 @@ def tune(
     model_path = _model_path(database, target)
     started = time.perf_counter()
     feature_seconds = 0.0
+    overlap = target.is_gpu if overlap is None else overlap
     with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
         device = measurer.device_name
         records = database.records(key, str(target), device)
@@ -121,39 +137,122 @@ def tune(
         if guided and model.num_samples == 0 and records:
             feature_seconds += _learn_records(model, records, mod, target, flops, key)
         result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
+        batches = _Batches(measurer, overlap)
         with TuningProgress(name, trials, enabled=progress) as bar:
-            while result.trials < trials:
-                count = min(batch_size, trials - result.trials)
-                pool, scored_seconds = _propose(
-                    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops
-                )
-                feature_seconds += scored_seconds
-                if not pool:
-                    bar.note("the design space has no unmeasured candidate left")
-                    break
-                results = measurer.measure([Candidate(c.trace_json, c.mod) for c in pool])
-                features, throughputs = [], []
-                for candidate, measured in zip(pool, results):
-                    record = _record(key, target, device, candidate, measured, flops, seed)
-                    database.add(record)
-                    seen.add(candidate.key)
-                    result.trials += 1
-                    result.errors += measured.status != "ok"
-                    if record.gflops and record.gflops > result.best_gflops:
-                        result.best = record
-                    result.history.append((result.trials, result.best_gflops))
-                    features.append(candidate.features)
-                    throughputs.append(record.gflops or 0.0)
-                    bar.update(result.best_gflops, result.errors)
-                if guided:
-                    model.update(np.stack(features), np.asarray(throughputs), workload=key)
-                    model.save(model_path)
+            try:
+                while True:
+                    count = min(batch_size, trials - result.trials - batches.in_flight)
+                    pool: list[_Scored] = []
+                    if count > 0:
+                        pool, scored_seconds = _propose(
+                            space,
+                            model,
+                            mod,
+                            database,
+                            key,
+                            target,
+                            device,
+                            rng,
+                            count,
+                            seen,
+                            epsilon,
+                            guided,
+                            flops,
+                        )
+                        feature_seconds += scored_seconds
+                        seen.update(c.key for c in pool)
+                    # With overlap, ``pool`` is measured after the batch before it comes back.
+                    for measured_pool, results in batches.submit(pool):
+                        batch_records = [
+                            _record(key, target, device, c, m, flops, seed)
+                            for c, m in zip(measured_pool, results)
+                        ]
+                        _absorb(result, database, batch_records, results, bar)
+                        if guided:
+                            gflops = np.asarray([r.gflops or 0.0 for r in batch_records])
+                            model.update(np.stack([c.features for c in measured_pool]), gflops, workload=key)
+                            model.save(model_path)
+                    if not pool and not batches.in_flight:
+                        if count > 0:
+                            bar.note("the design space has no unmeasured candidate left")
+                        break
+            finally:
+                batches.close()
+    result.measure_seconds = batches.wait_seconds
     result.seconds = time.perf_counter() - started
     result.cost_model_seconds = model.training_seconds + model.prediction_seconds + feature_seconds
     result.best = _best(database, key, target, device) or result.best
     if not isinstance(db, Database):
         database.close()
     return result
+
+
+def _absorb(result: TuneResult, database: Database, records: list[TuningRecord], measured, bar) -> None:
+    """Store one measured batch and count it into ``result``."""
+    for record, outcome in zip(records, measured):
+        database.add(record)
+        result.trials += 1
+        result.errors += outcome.status != "ok"
+        result.build_seconds += outcome.build_secs or 0.0
+        if record.gflops and record.gflops > result.best_gflops:
+            result.best = record
+        result.history.append((result.trials, result.best_gflops))
+        bar.update(result.best_gflops, result.errors)
+
+
+class _Batches:
+    """Measures batches of candidates, in the background when ``overlap`` is on.
+
+    ``submit(pool)`` starts measuring ``pool`` and returns the batches that are done, each
+    with its results: without overlap that is ``pool`` itself, measured at once; with
+    overlap it is the batch submitted before, so the caller proposes the next batch while
+    the builder and the runner (other processes; this thread only waits on them) work on
+    the last one. The price is one batch of staleness: a batch is proposed by the model
+    trained on all batches but the one in flight. An empty ``pool`` drains what is left.
+    """
+
+    def __init__(self, measurer: Measurer, overlap: bool):
+        self.measurer = measurer
+        self.wait_seconds = 0.0
+        self._background = ThreadPoolExecutor(max_workers=1) if overlap else None
+        self._pending: tuple[list[_Scored], Future] | None = None
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending[0]) if self._pending is not None else 0
+
+    def submit(self, pool: list[_Scored]) -> list[tuple[list[_Scored], list]]:
+        done = []
+        if self._background is None:
+            if pool:
+                done.append((pool, self._wait(lambda: self.measurer.measure(_candidates(pool)))))
+            return done
+        if self._pending is not None:
+            pending_pool, future = self._pending
+            self._pending = None
+            done.append((pending_pool, self._wait(future.result)))
+        if pool:
+            self._pending = (pool, self._background.submit(self.measurer.measure, _candidates(pool)))
+        return done
+
+    def _wait(self, results):
+        started = time.perf_counter()
+        measured = results()
+        self.wait_seconds += time.perf_counter() - started
+        return measured
+
+    def close(self) -> None:
+        """After an error or Ctrl-C: stop the measurement in flight (its processes) and its thread."""
+        if self._background is None:
+            return
+        if self._pending is not None:
+            self.measurer.close()
+            self._pending = None
+        self._background.shutdown(wait=True)
+
+
+def _candidates(pool: list[_Scored]) -> list[Candidate]:
+    return [Candidate(c.trace_json, c.mod) for c in pool]
 
 
 @dataclass(eq=False)
