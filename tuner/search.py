@@ -102,7 +102,7 @@ def tune(
     workers: int | None = None,
     progress: bool = True,
     guided: bool = True,
-    overlap: bool | None = None,
+    overlap: str = "auto",
 ) -> TuneResult:
     """Measure up to ``trials`` new candidates of ``mod`` on ``target`` and record them in ``db``.
 
@@ -112,9 +112,11 @@ def tune(
     function of the input arrays returning the expected outputs (built-in
     workloads pass their numpy reference); without it the unscheduled program
     built for C is the reference. ``overlap`` proposes the next batch while the
-    current one is built and measured (default: on GPU targets, whose timings a
-    busy host CPU does not disturb; see _Batches).
+    last one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``;
+    see _Batches).
     """
+    if overlap not in OVERLAP_MODES:
+        raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
     target = Target.parse(target)
@@ -128,7 +130,6 @@ def tune(
     model_path = _model_path(database, target)
     started = time.perf_counter()
     feature_seconds = 0.0
-    overlap = target.is_gpu if overlap is None else overlap
     with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
         device = measurer.device_name
         records = database.records(key, str(target), device)
@@ -137,7 +138,7 @@ def tune(
         if guided and model.num_samples == 0 and records:
             feature_seconds += _learn_records(model, records, mod, target, flops, key)
         result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
-        batches = _Batches(measurer, overlap)
+        batches = _Batches(measurer, overlap, target)
         with TuningProgress(name, trials, enabled=progress) as bar:
             try:
                 while True:
@@ -200,21 +201,30 @@ def _absorb(result: TuneResult, database: Database, records: list[TuningRecord],
         bar.update(result.best_gflops, result.errors)
 
 
-class _Batches:
-    """Measures batches of candidates, in the background when ``overlap`` is on.
+# What tune(overlap=...) runs in the background while the next batch is proposed.
+OVERLAP_MODES = ("auto", "measure", "build", "none")
 
-    ``submit(pool)`` starts measuring ``pool`` and returns the batches that are done, each
-    with its results: without overlap that is ``pool`` itself, measured at once; with
-    overlap it is the batch submitted before, so the caller proposes the next batch while
-    the builder and the runner (other processes; this thread only waits on them) work on
-    the last one. The price is one batch of staleness: a batch is proposed by the model
-    trained on all batches but the one in flight. An empty ``pool`` drains what is left.
+
+class _Batches:
+    """Measures batches of candidates, partly in the background while the next is proposed.
+
+    ``submit(pool)`` starts on ``pool`` and returns the batches that are done, each with its
+    results. With ``overlap="none"`` that is ``pool`` itself, built and measured at once.
+    Otherwise it is the batch submitted before: the caller proposes the next batch while the
+    build workers (other processes; this thread only waits on them) build the last one, and
+    with ``"measure"`` while the runner times it too. ``"auto"`` is ``"measure"`` on GPU
+    targets, whose timings a busy host core does not disturb, and ``"build"`` on the CPU,
+    where the kernel being timed needs every core. The price is one batch of staleness: a
+    batch is proposed by the model trained on every batch but the one in flight.
     """
 
-    def __init__(self, measurer: Measurer, overlap: bool):
+    def __init__(self, measurer: Measurer, overlap: str, target: Target):
+        if overlap == "auto":
+            overlap = "measure" if target.is_gpu else "build"
         self.measurer = measurer
+        self.overlap = overlap
         self.wait_seconds = 0.0
-        self._background = ThreadPoolExecutor(max_workers=1) if overlap else None
+        self._background = ThreadPoolExecutor(max_workers=1) if overlap != "none" else None
         self._pending: tuple[list[_Scored], Future] | None = None
 
     @property
@@ -230,9 +240,13 @@ class _Batches:
         if self._pending is not None:
             pending_pool, future = self._pending
             self._pending = None
-            done.append((pending_pool, self._wait(future.result)))
+            results = self._wait(future.result)
+            if self.overlap == "build":
+                results = self._wait(lambda: self.measurer.run(results))
+            done.append((pending_pool, results))
         if pool:
-            self._pending = (pool, self._background.submit(self.measurer.measure, _candidates(pool)))
+            work = self.measurer.measure if self.overlap == "measure" else self.measurer.build
+            self._pending = (pool, self._background.submit(work, _candidates(pool)))
         return done
 
     def _wait(self, results):
@@ -242,7 +256,7 @@ class _Batches:
         return measured
 
     def close(self) -> None:
-        """After an error or Ctrl-C: stop the measurement in flight (its processes) and its thread."""
+        """After an error or Ctrl-C: stop the work in flight (its processes) and the thread."""
         if self._background is None:
             return
         if self._pending is not None:
