@@ -139,6 +139,7 @@ def tune(
             feature_seconds += _learn_records(model, records, mod, target, flops, key)
         result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
         batches = _Batches(measurer, overlap, target)
+        elders = _Elders(mod, target, flops)
         with TuningProgress(name, trials, enabled=progress) as bar:
             try:
                 while True:
@@ -159,6 +160,7 @@ def tune(
                             epsilon,
                             guided,
                             flops,
+                            elders,
                         )
                         feature_seconds += scored_seconds
                         seen.update(c.key for c in pool)
@@ -292,7 +294,9 @@ class _Scored:
         return self.sch.mod
 
 
-def _propose(space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops):
+def _propose(
+    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops, elders
+):
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
     keys = set(seen)
@@ -317,11 +321,7 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     if not guided:
         return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
-    elders = [
-        _Scored(sch, trace_json, _trace_key(trace_json), _features(sch, target, flops))
-        for _, sch in _replayed(database.best(key, str(target), device, k=max(PARENTS, count)), mod)
-        for trace_json in [sch.trace.as_json()]
-    ]
+    elders = elders.of(database.best(key, str(target), device, k=max(PARENTS, count)))
     population = list(samples)
     for _generation in range(GENERATIONS):
         _score(model, population + elders)
@@ -330,6 +330,30 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
             population += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
     _score(model, population)
     return _select(population, samples, count, epsilon, rng), time.perf_counter() - started
+
+
+class _Elders:
+    """The best records as candidates to breed from, each replayed and featurized once per run
+    (the best records of one round are mostly those of the round before)."""
+
+    def __init__(self, mod: IRModule, target: Target, flops: int):
+        self.mod, self.target, self.flops = mod, target, flops
+        self._known: dict[str, _Scored] = {}
+
+    def of(self, records: list[TuningRecord]) -> list[_Scored]:
+        found = []
+        for record, sch in _replayed(
+            [r for r in records if _trace_key(r.trace) not in self._known], self.mod
+        ):
+            trace_json = sch.trace.as_json()
+            self._known[_trace_key(record.trace)] = _Scored(
+                sch, trace_json, _trace_key(trace_json), _features(sch, self.target, self.flops)
+            )
+        for record in records:
+            elder = self._known.get(_trace_key(record.trace))
+            if elder is not None:
+                found.append(elder)
+        return found
 
 
 def _select(
