@@ -7,8 +7,10 @@ printer. The module's one source text goes to the target's runtime:
 ``"c"`` compiles with the system C compiler, ``"cuda"`` with NVRTC through
 CuPy, ``"metal"`` with the Metal framework on macOS, and
 ``build(mod, "metal", device="sim")`` with the Metal host simulator (chosen
-explicitly, never as a fallback). Where a runtime cannot run (no GPU here) the
-module still holds the source; calling it says why it cannot run.
+explicitly, never as a fallback). The printer, prelude, devices and runtimes
+come from the target's backend record (codegen/backend.py). Where a runtime
+cannot run (no GPU here) the module still holds the source; calling it says
+why it cannot run.
 """
 
 from __future__ import annotations
@@ -19,25 +21,14 @@ from collections.abc import Callable
 from tir.analysis.flops import flop_count
 from tir.buffer import Buffer
 from tir.function import IRModule, PrimFunc
-from tir.functor import post_order_visit
-from tir.stmt import BufferStore
 
-from .c.printer import CPrinter, c_prelude
-from .cuda.printer import CUDAPrinter, cuda_prelude
+from .c_family import stored_buffers
 from .errors import BuildError, RuntimeUnavailableError
 from .kernels import check_dtypes, split_device_kernels
-from .metal.printer import MetalPrinter, metal_prelude
 from .module import Module
 from .pipeline import Dump, lower_for_target
 from .program import BufferSpec, CompiledFunction
 from .target import Target
-
-PRINTERS = {
-    "c": (CPrinter, c_prelude),
-    "cuda": (CUDAPrinter, cuda_prelude),
-    "metal": (MetalPrinter, metal_prelude),
-}
-DEVICES = {"c": ("cpu",), "cuda": ("gpu",), "metal": ("gpu", "sim")}
 
 
 def build(
@@ -45,7 +36,7 @@ def build(
 ) -> Module:
     """Compile every function of ``mod`` for ``target``; see the module docstring."""
     target = Target.parse(target)
-    device = _check_device(target, device)
+    device = target.backend.check_device(device)
     source, functions = generate_source(mod, target, dump)
     loader = _loader(target, device, source, functions)
     module = Module(source, functions, target, loader, timings=device != "sim")
@@ -61,7 +52,7 @@ def generate_source(
     target = Target.parse(target)
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
-    printer_class, prelude = PRINTERS[target.kind]
+    printer_class, prelude = target.backend.printer, target.backend.prelude
     needs: set[str] = set()
     sources, functions = [], []
     for name, func in mod.functions.items():
@@ -98,13 +89,7 @@ def _build_function(name, func, target, printer_class, needs, dump) -> tuple[lis
 
 
 def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
-    written = set()
-
-    def visit(node) -> None:
-        if isinstance(node, BufferStore):
-            written.add(node.buffer)
-
-    post_order_visit(func.body, visit)
+    written = stored_buffers(func.body)
     specs = []
     for param in func.params:
         if not isinstance(param, Buffer):
@@ -122,36 +107,10 @@ def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
     return tuple(specs)
 
 
-def _check_device(target: Target, device: str | None) -> str:
-    allowed = DEVICES[target.kind]
-    if device is None:
-        return allowed[0]
-    if device not in allowed:
-        raise BuildError(
-            f"device {device!r} is not available for target {target.kind!r}; it has {', '.join(allowed)}"
-            + (" (the Metal host simulator is build(mod, 'metal', device='sim'))" if device == "sim" else "")
-        )
-    return device
-
-
 def _loader(
     target: Target, device: str, source: str, functions: list[CompiledFunction]
 ) -> Callable[[], object]:
     def load():
-        if target.kind == "c":
-            from .c.runtime import load as load_c
-
-            return load_c(source, functions, target)
-        if target.kind == "cuda":
-            from .cuda.runtime import load as load_cuda
-
-            return load_cuda(source, functions, target)
-        if device == "sim":
-            from .metal.sim import load as load_sim
-
-            return load_sim(source, functions, target)
-        from .metal.runtime import load as load_metal
-
-        return load_metal(source, functions, target)
+        return target.backend.loader(device)(source, functions, target)
 
     return load

@@ -177,6 +177,7 @@ class CFamilyPrinter:
         self.taken: set[str] = set()
         self.needs: set[str] = set()
         self.vector_buffers: set[Buffer] = set()
+        self.read_only: set[Buffer] = set()
         self.used: set[Var] = set()
         self.launch_extents: dict[str, int] = {}
 
@@ -258,6 +259,7 @@ class CFamilyPrinter:
         """One GPU kernel (a codegen.kernels.DeviceKernel): signature, thread indices, body."""
         self.launch_extents = kernel.extents
         self.vector_buffers = vector_accessed_buffers(kernel.body)
+        self.read_only = {p for p in kernel.params if isinstance(p, Buffer)} - stored_buffers(kernel.body)
         for tag, var in kernel.thread_vars.items():
             self.name_of(var)
             self.analyzer.bind(var, Range(const(0), const(kernel.extents[tag])))
@@ -273,9 +275,9 @@ class CFamilyPrinter:
         raise NotImplementedError
 
     def param_declaration(self, param: Buffer | Var) -> str:
-        """``float* __restrict__ A`` for a buffer, ``float alpha`` for a scalar (C and CUDA)."""
+        """``float* __restrict__ A`` for a buffer (``const`` if only read), ``float alpha`` for a scalar."""
         if isinstance(param, Buffer):
-            return f"{self.type_of(param.dtype)}* __restrict__ {self.name_of(param)}"
+            return f"{self.const(param)}{self.type_of(param.dtype)}* __restrict__ {self.name_of(param)}"
         return f"{self.type_of(param.dtype)} {self.name_of(param)}"
 
     def thread_index(self, tag: str) -> str:
@@ -375,7 +377,11 @@ class CFamilyPrinter:
         return f"({self.pointer_cast(buffer, dtype)})({address})"
 
     def pointer_cast(self, buffer: Buffer, dtype: str) -> str:
-        return f"{self.type_of(dtype)}*"
+        return f"{self.const(buffer)}{self.type_of(dtype)}*"
+
+    def const(self, buffer: Buffer) -> str:
+        """``const `` for a kernel parameter the kernel only reads, so the compiler knows it."""
+        return "const " if buffer in self.read_only else ""
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"{self.type_of(dtype)}({', '.join(parts)})"
@@ -576,6 +582,18 @@ def integer_helpers(needs: set[str], qualifier: str) -> list[str]:
         kind, _, ctype = need.partition(":")
         if kind in _INTEGER_HELPERS:
             found.append(_INTEGER_HELPERS[kind].format(q=qualifier, t=ctype, n=ctype.replace(" ", "_")))
+    return found
+
+
+def stored_buffers(body: Stmt) -> set[Buffer]:
+    """Buffers that ``body`` writes (the targets of its BufferStores)."""
+    found: set[Buffer] = set()
+
+    def visit(node) -> None:
+        if isinstance(node, BufferStore):
+            found.add(node.buffer)
+
+    post_order_visit(body, visit)
     return found
 
 

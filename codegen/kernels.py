@@ -151,7 +151,7 @@ def _bytes(buffer: Buffer, kernel_name: str) -> int:
 def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
     """Threads per group and threadgroup memory against the target's limits."""
     threads = math.prod(kernel.block)
-    label = "threadgroup" if target.kind == "metal" else "block"
+    label = target.backend.group_word
     if threads > target.max_threads_per_group:
         raise BuildError(
             f"kernel {kernel.name} launches {threads} threads per {label} "
@@ -159,7 +159,7 @@ def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
             f"{target.max_threads_per_group}; split the thread-bound loops further"
         )
     if kernel.shared_bytes > target.max_shared_memory_bytes:
-        memory = "threadgroup" if target.kind == "metal" else "shared"
+        memory = target.backend.shared_word
         raise BuildError(
             f"kernel {kernel.name} declares {kernel.shared_bytes} bytes of {memory} memory, over the "
             f"{target.kind} limit of {target.max_shared_memory_bytes} bytes; use smaller tiles"

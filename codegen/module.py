@@ -14,10 +14,9 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from .errors import LaunchError
 from .program import CompiledFunction
+from .scalars import scalar_argument
 from .target import Target
 
 
@@ -164,11 +163,7 @@ def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
         raise TypeError(f"{spec.name} takes {len(spec.params)} arrays ({names}); got {len(arrays)}")
     for position, (param, array) in enumerate(zip(spec.params, arrays)):
         if param.scalar:
-            if not isinstance(array, (int, float, np.number)) or isinstance(array, bool):
-                raise TypeError(
-                    f"{spec.name}: argument {position} ({param.name}) is a {param.dtype} scalar; "
-                    f"got {type(array).__name__}"
-                )
+            scalar_argument(param.dtype, array, f"{spec.name}: argument {position} ({param.name})")
             continue
         shape = tuple(getattr(array, "shape", ()))
         dtype = str(getattr(array, "dtype", type(array).__name__))

@@ -9,6 +9,7 @@ sch.bind(i0, "blockIdx.x")
 
 from .errors import ScheduleError, StaleHandleError
 from .instruction import BlockRV, ExprRV, LoopRV
+from .sampling import draw_perfect_tile
 from .schedule import Schedule
 from .trace import Instruction, Trace
 
@@ -21,4 +22,5 @@ __all__ = [
     "BlockRV",
     "LoopRV",
     "ExprRV",
+    "draw_perfect_tile",
 ]

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from tir import Block, For
 
-from .errors import ArgumentError, ScheduleError
+from .errors import ArgumentError, ScheduleError, describe
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -52,18 +52,6 @@ class NonAllocatedBufferError(ScheduleError):
 # ---------------------------------------------------------------- helpers
 
 
-def _expect_block_or_loop(node, primitive_name: str) -> Block | For:
-    if not isinstance(node, (Block, For)):
-        raise ArgumentError(
-            f"{primitive_name} needs a block or loop handle (BlockRV or LoopRV), got {node!r}"
-        )
-    return node
-
-
-def _describe(node: Block | For) -> str:
-    return f"loop {node.loop_var.name}" if isinstance(node, For) else f"block {node.name!r}"
-
-
 def _plain_value(value, node: Block | For, key: str):
     """The value as stored in the IR: tuples become lists, so a JSON round trip gives it back equal."""
     if isinstance(value, (bool, int, float, str)):
@@ -71,7 +59,7 @@ def _plain_value(value, node: Block | For, key: str):
     if isinstance(value, (list, tuple)):
         return [_plain_value(v, node, key) for v in value]
     raise AnnotationValueError(
-        f"can't annotate {_describe(node)} with {key!r} = {value!r}: a {type(value).__name__} can't be "
+        f"can't annotate {describe(node)} with {key!r} = {value!r}: a {type(value).__name__} can't be "
         "stored in a trace. Use an int, float, str, bool, or a list of them",
         node,
     )
@@ -84,7 +72,7 @@ def _with_annotations(node: Block | For, annotations: dict) -> Block | For:
 def _check_key(key, node: Block | For, primitive_name: str) -> str:
     if not isinstance(key, str) or not key:
         raise ArgumentError(
-            f"{primitive_name} of {_describe(node)}: the annotation key must be a non-empty string, "
+            f"{primitive_name} of {describe(node)}: the annotation key must be a non-empty string, "
             f"got {key!r}",
             node,
         )
@@ -96,7 +84,7 @@ def _check_key(key, node: Block | For, primitive_name: str) -> str:
 
 @primitive()
 def annotate(state: ScheduleState, block_or_loop: Block | For, ann_key: str, ann_val) -> None:
-    node = _expect_block_or_loop(block_or_loop, "annotate")
+    node = block_or_loop
     key = _check_key(ann_key, node, "annotate")
     value = _plain_value(ann_val, node, key)
     state.replace({node: _with_annotations(node, {**node.annotations, key: value})})
@@ -104,12 +92,12 @@ def annotate(state: ScheduleState, block_or_loop: Block | For, ann_key: str, ann
 
 @primitive()
 def unannotate(state: ScheduleState, block_or_loop: Block | For, ann_key: str) -> None:
-    node = _expect_block_or_loop(block_or_loop, "unannotate")
+    node = block_or_loop
     key = _check_key(ann_key, node, "unannotate")
     if key not in node.annotations:
         present = ", ".join(repr(k) for k in node.annotations) or "none"
         raise AnnotationNotFoundError(
-            f"can't unannotate {_describe(node)}: it has no annotation {key!r} (it has: {present})",
+            f"can't unannotate {describe(node)}: it has no annotation {key!r} (it has: {present})",
             node,
         )
     remaining = {k: v for k, v in node.annotations.items() if k != key}
@@ -128,8 +116,6 @@ def _check_int(value, name: str, block: Block) -> int:
 def storage_align(
     state: ScheduleState, block: Block, buffer_index: int, axis: int, factor: int, offset: int
 ) -> None:
-    if not isinstance(block, Block):
-        raise ArgumentError(f"storage_align needs a block handle (BlockRV), got {block!r}")
     for name, value in (
         ("buffer_index", buffer_index),
         ("axis", axis),

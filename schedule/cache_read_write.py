@@ -37,7 +37,7 @@ from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
 from tir.functor import Mutator, post_order_visit, substitute_buffers
 from tir.stmt import BufferStore, seq
 
-from .compute_at import blocks_in_scope, loop_domains, relaxed_region
+from .analysis import child_blocks, loop_domains, relaxed_region, writers_of
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -66,14 +66,6 @@ class NonAllocatedBufferError(ScheduleError):
 
 
 # ---------------------------------------------------------------- shared checks
-
-
-def _expect_block(value, primitive_name: str, role: str = "block") -> Block:
-    if not isinstance(value, Block):
-        raise ArgumentError(
-            f"{primitive_name} needs a block handle for {role} (from get_block), got {type(value).__name__}"
-        )
-    return value
 
 
 def _storage_scope(scope: str, primitive_name: str) -> str:
@@ -109,7 +101,7 @@ def _nth_buffer(block: Block, index, kind: str, argument: str) -> Buffer:
 
 
 def _single_writer(scope_blocks: list[Block], buffer: Buffer) -> Block | None:
-    writers = [b for b in scope_blocks if any(w.buffer is buffer for w in b.writes)]
+    writers = writers_of(scope_blocks, buffer)
     if len(writers) > 1:
         raise NotSingleWriteBlockError(
             f"buffer {buffer.name} is written by {len(writers)} blocks "
@@ -120,9 +112,7 @@ def _single_writer(scope_blocks: list[Block], buffer: Buffer) -> Block | None:
     return writers[0] if writers else None
 
 
-def _consumer_set(
-    state: ScheduleState, consumer_blocks, scope: Block, buffer: Buffer, primitive_name: str
-) -> set[str] | None:
+def _consumer_set(state: ScheduleState, consumer_blocks, scope: Block, buffer: Buffer) -> set[str] | None:
     """Names of the blocks that should use the cache, their nested blocks included; None means all."""
     if consumer_blocks is None:
         return None
@@ -130,7 +120,6 @@ def _consumer_set(
         consumer_blocks = [consumer_blocks]
     names: set[str] = set()
     for consumer in consumer_blocks:
-        consumer = _expect_block(consumer, primitive_name, "consumer_blocks")
         if state.parent_block(state.realize_of(consumer)) is not scope:
             raise ConsumerBlockError(
                 f"consumer block {consumer.name} is not in the same scope as the cached block "
@@ -168,7 +157,7 @@ def _location_before_first(state: ScheduleState, scope: Block, anchor: Block, re
     ``related`` that follows it, right before that related block's subtree (TVM's
     CacheLocDetector). With nothing related, the end of the scope.
     """
-    order = blocks_in_scope(state, scope)
+    order = child_blocks(scope)
     first = next((b for b in order[order.index(anchor) + 1 :] if b in related), None)
     if first is None:
         return scope, _body_size(scope.body)
@@ -310,16 +299,19 @@ def _rewrite_scope(state: ScheduleState, scope: Block, rewriter: _CacheRewriter,
 
 @primitive()
 def cache_read(
-    state: ScheduleState, block: Block, read_buffer_index: int, storage_scope: str, consumer_blocks=None
+    state: ScheduleState,
+    block: Block,
+    read_buffer_index: int,
+    storage_scope: str,
+    consumer_blocks: Block | list[Block] | None = None,
 ) -> Block:
     # Step 1. Check the scope, the index, the writers and the consumers.
-    block = _expect_block(block, "cache_read")
     scope_name = _storage_scope(storage_scope, "cache_read")
     buffer = _nth_buffer(block, read_buffer_index, "read", "read_buffer_index")
     scope = state.parent_block(state.realize_of(block))
-    scope_blocks = blocks_in_scope(state, scope)
+    scope_blocks = child_blocks(scope)
     writer = _single_writer(scope_blocks, buffer)
-    consumers = _consumer_set(state, consumer_blocks, scope, buffer, "cache_read")
+    consumers = _consumer_set(state, consumer_blocks, scope, buffer)
 
     # Step 2. Where the copy goes and which region it copies.
     if writer is None:
@@ -368,16 +360,19 @@ def _written_region(state: ScheduleState, writer: Block, buffer: Buffer, loc) ->
 
 @primitive()
 def cache_write(
-    state: ScheduleState, block: Block, write_buffer_index: int, storage_scope: str, consumer_blocks=None
+    state: ScheduleState,
+    block: Block,
+    write_buffer_index: int,
+    storage_scope: str,
+    consumer_blocks: Block | list[Block] | None = None,
 ) -> Block:
     # Step 1. Check the scope, the index, that the block is the only writer, and the consumers.
-    block = _expect_block(block, "cache_write")
     scope_name = _storage_scope(storage_scope, "cache_write")
     buffer = _nth_buffer(block, write_buffer_index, "write", "write_buffer_index")
     scope = state.parent_block(state.realize_of(block))
-    scope_blocks = blocks_in_scope(state, scope)
+    scope_blocks = child_blocks(scope)
     _single_writer(scope_blocks, buffer)
-    consumers = _consumer_set(state, consumer_blocks, scope, buffer, "cache_write")
+    consumers = _consumer_set(state, consumer_blocks, scope, buffer)
 
     # Step 2. The write-back goes after the block, before the first reader left on the original buffer.
     related = [
@@ -414,7 +409,6 @@ def cache_write(
 @primitive()
 def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_scope: str) -> None:
     # Step 1. Find the buffer and where it is allocated.
-    block = _expect_block(block, "set_scope")
     buffer = _nth_buffer(block, buffer_index, "write", "buffer_index")
     scope_name = _storage_scope(storage_scope, "set_scope")
     if buffer.scope == scope_name:

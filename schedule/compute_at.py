@@ -13,8 +13,8 @@ are then solved from its write region (an index ``a * v + b``, ``v // c`` or
 ``v % c`` of one iterator; TVM's inverse of multi-iterator affine maps is not
 done, RegionPatternError says so), kept inside the buffer with a ``T.where``
 when that cannot be proven. Where TVM would emit a loop of symbolic extent, the
-loop gets the extent's constant upper bound and a ``T.where``. cache_read_write.py
-reuses the region helpers at the top.
+loop gets the extent's constant upper bound and a ``T.where``. The region helpers
+(``loop_domains``, ``relaxed_sets``) are in analysis.py, shared with the caches.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from dataclasses import replace
 
 from tir import Block, BlockRealize, For, ForKind, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var, const, op
 from tir.arith import POS_INF, Analyzer
-from tir.arith.int_set import IntervalSet, eval_set, intersect, union
-from tir.buffer import Buffer, BufferRegion
+from tir.arith.int_set import IntervalSet, intersect, union
+from tir.buffer import Buffer
 from tir.expr import FloorDiv, FloorMod, IterKind
 from tir.functor import collect_vars, substitute
 from tir.stmt import seq
 
+from .analysis import child_blocks, loop_domains, relaxed_sets, writers_of
 from .errors import ArgumentError, ScheduleError
-from .get import get_child_blocks
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -85,96 +85,7 @@ class RegionPatternError(ScheduleError):
     """The block's write (read) indices are not ``a * v + b``, ``v // c`` or ``v % c`` of one iterator."""
 
 
-# ---------------------------------------------------------------- region helpers (also used by caches)
-
-# TVM's storage ranks: a buffer is shared by every thread of a level at or below its rank.
-_STORAGE_RANK = {"global": 0, "shared": 1, "local": 3}
-
-
-def _thread_rank(tag: str) -> int:
-    return 0 if tag.startswith("blockIdx") else 1
-
-
-def blocks_in_scope(state: ScheduleState, scope: Block) -> list[Block]:
-    """The blocks directly under ``scope`` (not nested in another block), in program order."""
-    return get_child_blocks(state, scope)
-
-
-def loop_domains(
-    state: ScheduleState, realize: BlockRealize, high_exclusive: For | None, relax_scope: str
-) -> dict[Var, Range]:
-    """Ranges of the loops between ``realize`` and ``high_exclusive`` (None: the enclosing block).
-
-    For a non-global ``relax_scope``, the thread loops further out whose threads share
-    such a buffer are added: threadIdx and vthread loops for "shared", none for "local".
-    """
-    dom: dict[Var, Range] = {}
-    ancestors = state.ancestors(realize)
-    rest = len(ancestors)
-    for i, node in enumerate(ancestors):
-        if node is high_exclusive or isinstance(node, Block):
-            rest = i
-            break
-        if isinstance(node, For):
-            dom[node.loop_var] = Range(node.min, node.extent)
-    rank = _STORAGE_RANK[relax_scope]
-    if rank == 0:
-        return dom
-    for node in ancestors[rest:]:
-        if (
-            isinstance(node, For)
-            and node.kind is ForKind.THREAD_BINDING
-            and rank <= _thread_rank(node.thread_tag)
-        ):
-            dom[node.loop_var] = Range(node.min, node.extent)
-    return dom
-
-
-def bindings_of(realize: BlockRealize) -> dict[Var, PrimExpr]:
-    return {iv.var: value for iv, value in zip(realize.block.iter_vars, realize.iter_values)}
-
-
-def relaxed_sets(
-    realize: BlockRealize, region: BufferRegion, dom: dict[Var, Range], analyzer: Analyzer
-) -> list[IntervalSet]:
-    """Per dimension, the indices ``region`` covers with the bindings substituted and ``dom`` varying."""
-    binding = bindings_of(realize)
-    out = []
-    for r in region.region:
-        low = eval_set(substitute(r.min, binding), dom, analyzer).min_value
-        high = eval_set(substitute(r.min + r.extent - 1, binding), dom, analyzer).max_value
-        out.append(IntervalSet(low, high))
-    return out
-
-
-def relaxed_region(
-    realize: BlockRealize, region: BufferRegion, dom: dict[Var, Range], analyzer: Analyzer
-) -> tuple[Range, ...]:
-    """``relaxed_sets`` as Ranges, cut at the buffer's edges.
-
-    A side is cut when it is unbounded or a constant outside the buffer: a split
-    whose factors over-cover the extent relaxes to indices past the end, which
-    the block's predicate never lets it touch.
-    """
-    ranges = []
-    for s, extent in zip(relaxed_sets(realize, region, dom, analyzer), region.buffer.shape):
-        low = s.min_value if isinstance(s.min_value, PrimExpr) else const(0, extent.dtype)
-        high = s.max_value if isinstance(s.max_value, PrimExpr) else extent - 1
-        if isinstance(low, IntImm) and low.value < 0:
-            low = const(0, extent.dtype)
-        if isinstance(high, IntImm) and isinstance(extent, IntImm) and high.value >= extent.value:
-            high = extent - 1
-        ranges.append(Range(low, analyzer.simplify(high - low + 1)))
-    return tuple(ranges)
-
-
 # ---------------------------------------------------------------- checks
-
-
-def _expect(value, cls, primitive_name: str, what: str):
-    if not isinstance(value, cls):
-        raise ArgumentError(f"{primitive_name} needs a {what} handle, got {type(value).__name__}")
-    return value
 
 
 def _check_same_scope(state: ScheduleState, block: Block, loop: For, scope: Block, name: str) -> None:
@@ -224,7 +135,7 @@ def _check_complete_or_reduction(block: Block, name: str) -> None:
 
 def _check_single_writers(block: Block, scope_blocks: list[Block], name: str) -> None:
     for buffer in {r.buffer for r in (*block.reads, *block.writes)}:
-        writers = [b for b in scope_blocks if any(w.buffer is buffer for w in b.writes)]
+        writers = writers_of(scope_blocks, buffer)
         if len(writers) > 1:
             raise NotSingleWriterError(
                 f"buffer {buffer.name}, which block {block.name} accesses, is written by "
@@ -265,9 +176,7 @@ def _insert_position(state, block, loop, producers, consumers, index, reverse: b
     last_producer, first_consumer = -1, len(subtrees)
     seen_producers, seen_consumers = set(), set()
     for i, subtree in enumerate(subtrees):
-        for b in (
-            get_child_blocks(state, subtree) if not isinstance(subtree, BlockRealize) else [subtree.block]
-        ):
+        for b in child_blocks(subtree) if not isinstance(subtree, BlockRealize) else [subtree.block]:
             if b in producers:
                 last_producer = i
                 seen_producers.add(b.name)
@@ -461,15 +370,13 @@ def _bind_loop_ranges(state: ScheduleState, loop: For, analyzer: Analyzer) -> No
 def _move(state: ScheduleState, block, loop, preserve_unit_loops, index, reverse: bool) -> None:
     name = "reverse_compute_at" if reverse else "compute_at"
     # Step 1. Check that the move is legal.
-    block = _expect(block, Block, name, "block (from get_block)")
-    loop = _expect(loop, For, name, "loop (from get_loops)")
     realize = state.realize_of(block)
     scope = state.parent_block(realize)
     _check_same_scope(state, block, loop, scope, name)
     _check_complete_or_reduction(block, name)
     if not reverse:
         _check_not_output(block, scope)
-    scope_blocks = blocks_in_scope(state, scope)
+    scope_blocks = child_blocks(scope)
     _check_single_writers(block, scope_blocks, name)
     producers, consumers = _producers_consumers(block, scope_blocks)
     if not reverse and not consumers:

@@ -6,8 +6,9 @@ allocation); ``reverse_compute_inline`` moves a consumer's computation into its
 single producer, whose store then writes the consumer's output directly. Both
 follow TVM's ``compute_inline.cc``: the inlined block must be a single store
 whose indices are distinct block iterators, so that each element is computed
-once and the substitution is exact. The sampling family reuses
-``plan_compute_inline`` to ask whether a block could be inlined.
+once and the substitution is exact. ``plan_compute_inline`` is registered as
+compute_inline's legality check, which ``analysis.can_apply`` (the sampling family,
+the tuner's auto-inline) asks whether a block could be inlined.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from tir import (
 )
 from tir.analysis.block_access import infer_access_regions
 from tir.arith import Analyzer
-from tir.functor import Mutator, Visitor, collect_vars, substitute
+from tir.functor import Mutator, collect_vars, substitute
 from tir.stmt import seq
 from tir.structural import structural_equal
 
+from .analysis import child_blocks, loads_of, writers_of
 from .errors import ScheduleError
-from .get import get_child_blocks
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -82,29 +83,11 @@ class OnlyLeafError(ScheduleError):
     """The block is the only statement of its scope, so removing it would leave the scope empty."""
 
 
-# ---------------------------------------------------------------- shared analysis
-
-
-def loads_of(node, buffer: Buffer) -> list[BufferLoad]:
-    """Every load of ``buffer`` in ``node``, inner loads first."""
-    loads: list[BufferLoad] = []
-
-    class _Finder(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            self.generic_visit(load)
-            if load.buffer is buffer:
-                loads.append(load)
-
-    _Finder().visit(node)
-    return loads
+# ---------------------------------------------------------------- checks
 
 
 def _reads_buffer(block: Block, buffer: Buffer) -> bool:
     return any(r.buffer is buffer for r in block.reads) or bool(loads_of(block.body, buffer))
-
-
-def _writers(state: ScheduleState, scope: Block, buffer: Buffer) -> list[Block]:
-    return [b for b in get_child_blocks(state, scope) if any(w.buffer is buffer for w in b.writes)]
 
 
 def _check_not_reduction(block: Block, refusal: str) -> None:
@@ -265,7 +248,7 @@ def plan_compute_inline(state: ScheduleState, block: Block):
     _check_free_vars(state, block, store.value, "value")
     realize = state.realize_of(block)
     scope = state.parent_block(realize)
-    others = [w.name for w in _writers(state, scope, buffer) if w is not block]
+    others = [w.name for w in writers_of(child_blocks(scope), buffer) if w is not block]
     if others:
         raise NotSingleProducerError(
             f"can't {action}: block {others[0]} also writes {buffer.name}, so loads of "
@@ -278,7 +261,7 @@ def plan_compute_inline(state: ScheduleState, block: Block):
     return scope, buffer, index_vars, value, _removal_target(state, realize)
 
 
-@primitive()
+@primitive(check=plan_compute_inline)
 def compute_inline(state: ScheduleState, block: Block) -> None:
     scope, buffer, index_vars, value, removed = plan_compute_inline(state, block)
 
@@ -292,7 +275,7 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
 
 
 def _single_scope_read(state: ScheduleState, scope: Block, block: Block) -> Buffer:
-    written = {w.buffer for b in get_child_blocks(state, scope) if b is not block for w in b.writes}
+    written = {w.buffer for b in child_blocks(scope) if b is not block for w in b.writes}
     produced = []
     for region in block.reads:
         if region.buffer in written and region.buffer not in produced:
@@ -362,7 +345,7 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
         )
     scope = state.parent_block(realize)
     buffer = _single_scope_read(state, scope, block)
-    writers = _writers(state, scope, buffer)
+    writers = writers_of(child_blocks(scope), buffer)
     if len(writers) != 1:
         raise NotSingleProducerError(
             f"can't {action}: {buffer.name} is written by {len(writers)} blocks "
@@ -372,7 +355,7 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
     producer = writers[0]
     _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
     _check_not_output(state, producer, buffer, action)
-    readers = [b.name for b in get_child_blocks(state, scope) if b is not block and _reads_buffer(b, buffer)]
+    readers = [b.name for b in child_blocks(scope) if b is not block and _reads_buffer(b, buffer)]
     if readers:
         raise OtherConsumersError(
             f"can't {action}: block {readers[0]} also reads {buffer.name}, which would no longer be "

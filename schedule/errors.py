@@ -9,6 +9,8 @@ and the current script with the offending loop or block underlined.
 
 from __future__ import annotations
 
+from tir import Block, For
+
 
 class ScheduleError(Exception):
     """A schedule primitive could not be applied; the schedule is unchanged."""
@@ -38,6 +40,15 @@ class ScheduleError(Exception):
 
     def __str__(self) -> str:
         return self.rendered if self.rendered is not None else self.message
+
+
+def describe(value) -> str:
+    """How a message names a node or value: ``loop i``, ``block 'C'``, ``int 3``."""
+    if isinstance(value, Block):
+        return f"block {value.name!r}"
+    if isinstance(value, For):
+        return f"loop {value.loop_var.name}"
+    return f"{type(value).__name__} {value!r}"
 
 
 class StaleHandleError(ScheduleError):

@@ -30,19 +30,12 @@ from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 from tir.stmt import THREAD_TAGS
 
-from .errors import ArgumentError, ScheduleError
+from .analysis import check_constant_extent, check_serial, realizes_under, verb
+from .errors import ScheduleError
 from .instruction import LoopRV, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
-
-
-class WrongLoopKindError(ScheduleError):
-    """The loop is not a plain serial loop (already parallel, vectorized, unrolled or bound)."""
-
-
-class NonConstantExtentError(ScheduleError):
-    """The primitive needs a loop whose extent is a known integer, and the loop's is symbolic."""
 
 
 class UnknownThreadTagError(ScheduleError):
@@ -73,63 +66,7 @@ class NonUnitStrideVectorizeError(ScheduleError):
     """A store under the vectorized loop does not write consecutive elements of its buffer's last axis."""
 
 
-# ---------------------------------------------------------------- checks shared with loop_transformation
-
-
-def expect_loop(node, primitive_name: str) -> For:
-    """The node behind a handle, checked to be a loop."""
-    if not isinstance(node, For):
-        kind = f"block {node.name!r}" if isinstance(node, Block) else type(node).__name__
-        raise ArgumentError(f"{primitive_name} needs a loop handle (LoopRV), got {kind}", node)
-    return node
-
-
-def verb(primitive_name: str) -> str:
-    """The primitive's name as a verb in a sentence ("can't parallelize loop i")."""
-    return "parallelize" if primitive_name == "parallel" else primitive_name
-
-
-def describe_kind(loop: For) -> str:
-    if loop.kind is ForKind.THREAD_BINDING:
-        return f"bound to {loop.thread_tag}"
-    return {ForKind.PARALLEL: "parallel", ForKind.VECTORIZED: "vectorized", ForKind.UNROLLED: "unrolled"}.get(
-        loop.kind, loop.kind.value
-    )
-
-
-def check_serial(loop: For, primitive_name: str, fix: str) -> None:
-    if loop.kind is not ForKind.SERIAL:
-        name = loop.loop_var.name
-        raise WrongLoopKindError(
-            f"can't {verb(primitive_name)} loop {name}: it is {describe_kind(loop)}, and {primitive_name} "
-            f"needs a serial loop. {fix}",
-            loop,
-        )
-
-
-def check_constant_extent(loop: For, primitive_name: str) -> int:
-    if not isinstance(loop.extent, IntImm):
-        name = loop.loop_var.name
-        raise NonConstantExtentError(
-            f"can't {primitive_name} loop {name}: its extent {loop.extent!r} is not a constant, and "
-            f"{primitive_name} needs a loop with a known trip count. Schedule a version of the "
-            "function with constant shapes",
-            loop,
-        )
-    return loop.extent.value
-
-
-def realizes_under(stmt) -> list[BlockRealize]:
-    """Every BlockRealize below ``stmt``, nested blocks included, in program order."""
-    found: list[BlockRealize] = []
-
-    class _Collect(Visitor):
-        def visit_BlockRealize(self, realize: BlockRealize) -> None:
-            found.append(realize)
-            self.generic_visit(realize)
-
-    _Collect().visit(stmt)
-    return found
+# ---------------------------------------------------------------- checks
 
 
 def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: str) -> None:
@@ -272,7 +209,6 @@ def _check_thread_nesting(state: ScheduleState, loop: For, tag: str) -> None:
 
 @primitive()
 def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
-    loop = expect_loop(loop, "bind")
     tag = _check_thread_tag(thread_axis, loop)
     check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
     check_constant_extent(loop, "bind")
@@ -288,7 +224,6 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
 
 @primitive()
 def parallel(state: ScheduleState, loop: For) -> None:
-    loop = expect_loop(loop, "parallel")
     check_serial(loop, "parallel", "Split the loop and parallelize its outer part instead")
     _check_no_reduction(
         loop,
@@ -301,7 +236,6 @@ def parallel(state: ScheduleState, loop: For) -> None:
 
 @primitive()
 def vectorize(state: ScheduleState, loop: For) -> None:
-    loop = expect_loop(loop, "vectorize")
     check_serial(loop, "vectorize", "Vectorize a serial loop (split it first to vectorize a part)")
     check_constant_extent(loop, "vectorize")
     # One lane is a plain iteration: any loop of extent 1 may be vectorized, as in TVM (a tiling
@@ -319,7 +253,6 @@ def vectorize(state: ScheduleState, loop: For) -> None:
 
 @primitive()
 def unroll(state: ScheduleState, loop: For) -> None:
-    loop = expect_loop(loop, "unroll")
     check_serial(loop, "unroll", "Unroll a serial loop (split it first to unroll a part)")
     state.replace({loop: replace(loop, kind=ForKind.UNROLLED)})
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import difflib
 
-from tir import Block, BlockRealize, For
+from tir import Block, For
 
+from .analysis import child_blocks, consumers_of, producers_of
 from .errors import NotFoundError
 from .instruction import BlockRV, LoopRV, primitive
-from .state import ScheduleState, StateIndex, child_stmts
+from .state import ScheduleState, StateIndex
 
 # ---------------------------------------------------------------- primitives
 
@@ -38,49 +39,21 @@ def get_loops(state: ScheduleState, block: Block) -> list[For]:
     return state.loops_of(block)
 
 
-def _blocks_below(stmt) -> list[Block]:
-    """Blocks directly below ``stmt`` (not inside another block), in program order."""
-    out: list[Block] = []
-    stack = list(reversed(child_stmts(stmt)))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, BlockRealize):
-            out.append(node.block)
-            continue
-        stack.extend(reversed(child_stmts(node)))
-    return out
-
-
 @primitive()
 def get_child_blocks(state: ScheduleState, block_or_loop: Block | For) -> list[Block]:
-    node = block_or_loop.body if isinstance(block_or_loop, Block) else block_or_loop
-    return _blocks_below(node)
-
-
-def _siblings(state: ScheduleState, block: Block) -> list[Block]:
-    return _blocks_below(state.parent_block(state.realize_of(block)))
+    return child_blocks(block_or_loop)
 
 
 @primitive()
 def get_producers(state: ScheduleState, block: Block) -> list[Block]:
     """Blocks in the same scope that write a buffer ``block`` reads, before it."""
-    reads = {r.buffer for r in block.reads}
-    out = []
-    for other in _siblings(state, block):
-        if other is block:
-            break
-        if any(w.buffer in reads for w in other.writes):
-            out.append(other)
-    return out
+    return producers_of(state, block)
 
 
 @primitive()
 def get_consumers(state: ScheduleState, block: Block) -> list[Block]:
     """Blocks in the same scope that read a buffer ``block`` writes, after it."""
-    writes = {w.buffer for w in block.writes}
-    siblings = _siblings(state, block)
-    after = siblings[siblings.index(block) + 1 :]
-    return [other for other in after if any(r.buffer in writes for r in other.reads)]
+    return consumers_of(state, block)
 
 
 # ---------------------------------------------------------------- public methods

@@ -41,8 +41,8 @@ from tir import dtype as _dt
 from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 
+from .analysis import check_constant_extent, check_serial, realizes_under
 from .errors import ArgumentError, ScheduleError
-from .for_kind import check_constant_extent, check_serial, expect_loop, realizes_under
 from .instruction import ExprRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -266,7 +266,6 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
 
 @primitive()
 def split(state: ScheduleState, loop: For, factors: list, preserve_unit_iters: bool = True) -> list[For]:
-    loop = expect_loop(loop, "split")
     _check_plain(loop, "split")
     extent = check_constant_extent(loop, "split")
     sizes = _check_factors(loop, factors, extent)
@@ -353,7 +352,6 @@ def _check_fuse_chain(state: ScheduleState, loops: list[For]) -> None:
 def fuse(state: ScheduleState, loops: list[For], preserve_unit_iters: bool = True) -> For:
     if not loops:
         raise ArgumentError("fuse needs at least one loop")
-    loops = [expect_loop(loop, "fuse") for loop in loops]
     _check_distinct(loops, "fuse")
     for position, loop in enumerate(loops):
         _check_plain(loop, "fuse")
@@ -439,7 +437,7 @@ def _check_iter_types(bottom: For) -> None:
 
 @primitive(varargs="ordered_loops")
 def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
-    loops = [expect_loop(loop, "reorder") for loop in ordered_loops]
+    loops = list(ordered_loops)
     _check_distinct(loops, "reorder")
     if len(loops) < 2:
         return

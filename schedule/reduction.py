@@ -37,9 +37,8 @@ from tir.functor import Mutator, Visitor, collect_vars, substitute, uses_var
 from tir.stmt import seq
 from tir.structural import structural_equal
 
-from .compute_inline import loads_of
+from .analysis import child_blocks, loads_of
 from .errors import ScheduleError
-from .get import get_child_blocks
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -284,14 +283,14 @@ def _check_rfactor_loops(
             f"can't rfactor loop {name}: no reduction iterator of block {block.name} depends on it.",
             rf_loop,
         )
-    if get_child_blocks(state, loops[0])[0] is not block:
+    if child_blocks(loops[0])[0] is not block:
         raise LoopStructureError(
             f"can't rfactor block {block.name}: it must be the first block under loop "
             f"{loops[0].loop_var.name}, the outermost loop around it.",
             loops[0],
         )
     outermost_reduction = next(lp for lp in loops if lp.loop_var in reduce_loops)
-    if len(get_child_blocks(state, outermost_reduction)) != 1:
+    if len(child_blocks(outermost_reduction)) != 1:
         raise LoopStructureError(
             f"can't rfactor block {block.name}: loop {outermost_reduction.loop_var.name}, its outermost "
             "reduction loop, holds other blocks too.",
@@ -435,7 +434,7 @@ class _WriteBackNest(Mutator):
 
 @primitive()
 def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
-    blocks = get_child_blocks(state, loop)
+    blocks = child_blocks(loop)
     if len(blocks) != 1:
         raise NotSingleBlockLoopError(
             f"can't rfactor loop {loop.loop_var.name}: it encloses {len(blocks)} blocks "

@@ -18,10 +18,9 @@ from functools import lru_cache
 from tir import Block, For, IterKind
 from tir.functor import collect_vars
 
-from .compute_inline import plan_compute_inline
+from .analysis import can_apply, consumers_of
 from .errors import ArgumentError, ScheduleError
-from .get import get_consumers
-from .instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled, primitive
+from .instruction import BlockRV, ExprRV, LoopRV, Sampled, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
@@ -103,15 +102,29 @@ def _check_tiling(loop: For, extent: int, n: int, max_innermost: int, decision) 
     return list(decision)
 
 
-@primitive(sampling=True)
-def sample_perfect_tile(
-    state: ScheduleState,
+def draw_perfect_tile(
     loop: For,
     n: int,
     max_innermost_factor: int | None = 16,
-    decision: list[int] | None = None,
     rng: random.Random | None = None,
-) -> Sampled:
+    decision: list[int] | None = None,
+) -> list[int]:
+    """Tile sizes for ``loop`` as ``sample_perfect_tile`` draws them, recording nothing.
+
+    The public way to draft tilings without a schedule's trace: a tuner drafts many
+    and records the one it keeps with ``sample_perfect_tile(..., decision=draft)``.
+    Draws uniformly among the ``n``-factor products equal to the loop's extent with
+    the innermost factor at most ``max_innermost_factor`` (-1 or None: no limit);
+    with ``decision``, checks it instead. Raises the ``ScheduleError`` that
+    ``sample_perfect_tile`` would (not rendered: there is no schedule).
+
+    >>> import random
+    >>> from tir import Evaluate, For, ForKind, Var, const
+    >>> loop = For(Var("i"), const(0), const(64), ForKind.SERIAL, Evaluate(const(0)))
+    >>> factors = draw_perfect_tile(loop, n=3, max_innermost_factor=4, rng=random.Random(0))
+    >>> factors[0] * factors[1] * factors[2], factors[2] <= 4
+    (64, True)
+    """
     extent = getattr(loop.extent, "value", None)
     if not isinstance(extent, int):
         raise NonConstantExtentError(
@@ -137,6 +150,19 @@ def sample_perfect_tile(
         )
     else:
         factors = _draw_tiling(rng or random.Random(), extent, n, max_innermost)
+    return factors
+
+
+@primitive(sampling=True)
+def sample_perfect_tile(
+    state: ScheduleState,
+    loop: For,
+    n: int,
+    max_innermost_factor: int | None = 16,
+    decision: list[int] | None = None,
+    rng: random.Random | None = None,
+) -> Sampled:
+    factors = draw_perfect_tile(loop, n, max_innermost_factor, rng, decision)
     return Sampled(factors, factors)
 
 
@@ -191,26 +217,6 @@ def _draw_index(rng: random.Random, probs: list[float]) -> int:
 _ROOT, _INLINE = -1, -2
 
 
-def _can_inline(state: ScheduleState, block: Block) -> bool:
-    try:
-        plan_compute_inline(state, block)
-    except ScheduleError:
-        return False
-    return True
-
-
-def _can_compute_at(state: ScheduleState, block: Block, loop: For) -> bool:
-    """Try compute_at on a scratch copy of the state (the IR is immutable, so nothing leaks)."""
-    compute_at = PRIMITIVES.get("compute_at")
-    if compute_at is None:
-        return True
-    try:
-        compute_at.fn(ScheduleState(state.mod, state.func_name), block=block, loop=loop)
-    except ScheduleError:
-        return False
-    return True
-
-
 def _boundary_position(state: ScheduleState, consumers: list[Block]) -> int:
     """Index (in the first consumer's loops) of the deepest loop enclosing every consumer, or -1."""
     first = state.loops_of(consumers[0])
@@ -226,10 +232,10 @@ def _boundary_position(state: ScheduleState, consumers: list[Block]) -> int:
 
 def compute_locations(state: ScheduleState, block: Block) -> tuple[list[int], list[For | None]]:
     """Decisions and loops where ``block`` may go, as TVM orders them: inline, root, then loops."""
-    decisions: list[int] = [_INLINE] if _can_inline(state, block) else []
+    decisions: list[int] = [_INLINE] if can_apply(state, "compute_inline", block=block) else []
     decisions.append(_ROOT)
     locations: list[For | None] = [None] * len(decisions)
-    consumers = get_consumers(state, block)
+    consumers = consumers_of(state, block)
     if not consumers:
         return decisions, locations
     loops = state.loops_of(consumers[0])
@@ -252,7 +258,7 @@ def compute_locations(state: ScheduleState, block: Block) -> tuple[list[int], li
                 break
         elif seen_reduce:
             break
-        if _can_compute_at(state, block, loop):
+        if can_apply(state, "compute_at", block=block, loop=loop):
             decisions.append(position)
             locations.append(loop)
     return decisions, locations

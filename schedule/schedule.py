@@ -15,8 +15,9 @@ import random
 from dataclasses import replace as dc_replace
 from typing import Any
 
-from tir import Block, For, IRModule, PrimFunc
+from tir import Block, For, IRModule, IterVar, PrimFunc
 
+from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
@@ -59,7 +60,7 @@ class Schedule(
                 f"got {type(mod).__name__}"
             )
         if func_name is None:
-            func_name = "main" if "main" in mod else next(iter(mod.functions))
+            func_name = mod.main_name()
         self.state = ScheduleState(mod, func_name)
         self.trace = Trace()
         self._keys: dict[_RV, Any] = {}
@@ -108,6 +109,54 @@ class Schedule(
     def get(self, rv):
         """The node or value behind a handle: a For, a Block, or an int."""
         return self._resolve(rv)
+
+    # ------------------------------------------------------------ queries (nothing recorded)
+
+    def find_block(self, name: str) -> Block | None:
+        """The block named ``name`` in the function worked on, or None. Unlike ``get_block`` it
+        makes no handle and records nothing: for a rule that looks before it decides.
+
+        >>> sch = Schedule(MyModule)                         # doctest: +SKIP
+        >>> sch.find_block("C").name, sch.find_block("D")   # doctest: +SKIP
+        ('C', None)
+        """
+        return self.state.index.blocks.get(name)
+
+    def block_names(self, scope: str | None = "root") -> list[str]:
+        """Names of the blocks directly inside block ``scope``, in program order (``scope=None``:
+        every block of the function worked on, the root included); records nothing.
+
+        >>> Schedule(MyModule).block_names()                # doctest: +SKIP
+        ['B', 'C']
+        """
+        index = self.state.index
+        if scope is None:
+            return list(index.blocks)
+        if scope not in index.blocks:
+            raise NotFoundError(f"no block named {scope!r} in function {self.state.func_name!r}")
+        return [b.name for b in child_blocks(index.blocks[scope])]
+
+    def loop_iters(self, block: BlockRV | Block) -> list[IterVar] | None:
+        """The block iterator each loop around ``block`` drives, outermost first, or None when the
+        loops are not one plain serial loop from 0 per iterator (a fused or split loop, an iterator
+        bound to an expression, a predicate); records nothing.
+
+        >>> [iv.var.name for iv in sch.loop_iters(sch.get_block("C"))]   # doctest: +SKIP
+        ['vi', 'vj', 'vk']
+        """
+        return loop_iters(self.state, self._resolve(block))
+
+    def can_apply(self, kind: str, **args) -> bool:
+        """Whether primitive ``kind`` would apply to ``args`` (handles or nodes) now; changes and
+        records nothing. A primitive with a cheaper legality check (compute_inline) is asked
+        that, any other is tried on a scratch copy.
+
+        >>> sch.can_apply("compute_inline", block=sch.find_block("B"))   # doctest: +SKIP
+        True
+        """
+        if kind not in PRIMITIVES:
+            raise NotFoundError(f"there is no primitive {kind!r}; known: {', '.join(sorted(PRIMITIVES))}")
+        return can_apply(self.state, kind, **{k: self._resolve(v) for k, v in args.items()})
 
     def __repr__(self) -> str:
         return f"Schedule({self.state.func_name}, {len(self.trace)} instructions)"
@@ -172,6 +221,7 @@ class Schedule(
         saved_mod, saved_rng = self.state.mod, self._rng.getstate()
         try:
             resolved = {k: self._resolve(v) for k, v in args.items()}
+            prim.check_handles(resolved)
             if prim.sampling:
                 resolved["rng"] = self._rng
             result = prim.fn(self.state, **resolved)

@@ -73,6 +73,33 @@ class IRModule(_Printable):
     def __iter__(self):
         return iter(self.functions)
 
+    def main_name(self) -> str:
+        """The name of the module's main function: "main" when there is one, else its only function.
+
+        This is the one rule for "which function is main" (schedules, the tuner, the measurer,
+        the CLI and ``resolve_function`` all use it). A module of several functions without a
+        "main" has none: ValueError, naming them.
+
+        >>> IRModule({"add": f, "main": g}).main_name()  # doctest: +SKIP
+        'main'
+        >>> IRModule({"add": f}).main_name()  # doctest: +SKIP
+        'add'
+        """
+        if "main" in self.functions:
+            return "main"
+        if len(self.functions) == 1:
+            return next(iter(self.functions))
+        if not self.functions:
+            raise ValueError("the module has no functions, so it has no main function")
+        raise ValueError(
+            f"the module has functions {', '.join(self.functions)} and none is called 'main'; "
+            "name the one to use 'main' (or pass its name, e.g. func_name=)"
+        )
+
+    def main_function(self) -> PrimFunc:
+        """The function named by :meth:`main_name`."""
+        return self.functions[self.main_name()]
+
     def with_function(self, name: str, func: PrimFunc) -> IRModule:
         functions = dict(self.functions)
         functions[name] = func
@@ -88,18 +115,11 @@ class IRModule(_Printable):
 
 def resolve_function(func_or_mod: PrimFunc | IRModule, func_name: str | None = None) -> PrimFunc:
     """The PrimFunc to run or analyse: the function itself, or a module's ``func_name``,
-    else its "main", else its only function."""
+    else its main function (``IRModule.main_name``: "main", else its only function)."""
     if isinstance(func_or_mod, PrimFunc):
         return func_or_mod
     if not isinstance(func_or_mod, IRModule):
         raise TypeError(f"expected a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
     if func_name is not None:
         return func_or_mod[func_name]
-    if "main" in func_or_mod:
-        return func_or_mod["main"]
-    if len(func_or_mod.functions) == 1:
-        return next(iter(func_or_mod.functions.values()))
-    raise ValueError(
-        f"the module has several functions ({', '.join(func_or_mod.functions)}) and none is 'main'; "
-        "pass func_name= to choose one"
-    )
+    return func_or_mod.main_function()

@@ -128,7 +128,10 @@ def _tune(args) -> int:
 def _workload(args):
     if args.workload.endswith(".py") or Path(args.workload).exists():
         mod = load_script(Path(args.workload))
-        func = args.func or ("main" if "main" in mod else next(iter(mod.functions)))
+        try:
+            func = args.func or mod.main_name()
+        except ValueError as error:
+            raise CommandError(f"{args.workload}: {error}; choose one with --func NAME") from None
         if func not in mod:
             raise CommandError(f"{args.workload} has no function {func!r}; it has {', '.join(mod.functions)}")
         return IRModule.from_func(mod[func]), f"{Path(args.workload).stem}.{func}", None

@@ -120,11 +120,12 @@ def tune(
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
     target = Target.parse(target)
-    name = workload_name or next(iter(mod.functions))
+    # The measurer runs the module's main function: its name, FLOPs and key come from that one.
+    name = workload_name or mod.main_name()
     batch_size = batch_size or 8
     database = db if isinstance(db, Database) else Database(db)
     key = database.commit_workload(mod, name)
-    flops = tir.flop_count(mod[next(iter(mod.functions))])
+    flops = tir.flop_count(mod.main_function())
     rng = random.Random(seed)
     space = SpaceGenerator(target)
     model_path = _model_path(database, target)

@@ -1,7 +1,9 @@
 """CUDA C++ spellings for the C-family printer (``build(mod, "cuda")``).
 
 Kernels are ``extern "C" __global__`` with ``__launch_bounds__`` set to the
-threads per block, so NVRTC and nvcc know the register budget; shared buffers
+threads per block, so NVRTC and nvcc know the register budget; buffers are
+``T* __restrict__`` (``const T* __restrict__`` when the kernel only reads
+them, so loads may go through the read-only cache); shared buffers
 are ``__shared__`` arrays (16-byte aligned when read or written as float4);
 ``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
 operators, so the source defines the ones it uses.

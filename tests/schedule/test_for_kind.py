@@ -6,17 +6,16 @@ import pytest
 
 import tir
 from schedule import Schedule
+from schedule.analysis import NonConstantExtentError, WrongLoopKindError
 from schedule.errors import ArgumentError
 from schedule.for_kind import (
     BindReductionError,
-    NonConstantExtentError,
     NonUnitStrideVectorizeError,
     ParallelReductionError,
     ThreadTagConflictError,
     UnknownThreadTagError,
     VectorizeReductionError,
     WrongBlockIterTypeError,
-    WrongLoopKindError,
 )
 from tir import T
 

@@ -6,8 +6,8 @@ import pytest
 
 import tir
 from schedule import Schedule, StaleHandleError
+from schedule.analysis import NonConstantExtentError, WrongLoopKindError
 from schedule.errors import ArgumentError
-from schedule.for_kind import NonConstantExtentError, WrongLoopKindError
 from schedule.loop_transformation import (
     AnnotatedLoopError,
     DependentLoopError,

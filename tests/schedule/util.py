@@ -20,7 +20,7 @@ from schedule import Schedule, ScheduleError, Trace
 
 def _as_func(obj) -> tir.PrimFunc:
     if isinstance(obj, tir.IRModule):
-        return obj["main"] if "main" in obj else next(iter(obj.functions.values()))
+        return obj.main_function()
     return obj
 
 

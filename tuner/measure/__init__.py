@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import tir
-from codegen.build import DEVICES, generate_source
+from codegen.build import generate_source
 from codegen.program import CompiledFunction
 from codegen.target import Target
 from tir import Buffer, IRModule, PrimFunc
@@ -93,10 +93,14 @@ class Measurer:
         device: str | None = None,
     ):
         self.target = Target.parse(target)
-        self.device = _check_device(self.target, device)
+        self.device = self.target.backend.check_device(device)
         self.run_timeout = run_timeout
         self.workload = workload if isinstance(workload, IRModule) else IRModule.from_func(workload)
-        self._function, func = _main_function(self.workload)
+        try:
+            self._function = self.workload.main_name()
+        except ValueError as error:
+            raise MeasureError(f"cannot choose the function to measure: {error}") from None
+        func = self.workload[self._function]
         self._signature = [_param_signature(param) for param in func.params]
         self._builder = BuildPool(workers or os.cpu_count() or 1, build_timeout)
         self._runner: RunnerProcess | None = None
@@ -295,17 +299,6 @@ class Measurer:
         self.close()
 
 
-def _main_function(mod: IRModule) -> tuple[str, PrimFunc]:
-    if "main" in mod:
-        return "main", mod["main"]
-    if len(mod.functions) == 1:
-        return next(iter(mod.functions.items()))
-    raise MeasureError(
-        f"the workload has functions {', '.join(mod.functions)} and none is called 'main'; "
-        "name the function to tune 'main'"
-    )
-
-
 def _param_signature(param) -> tuple[str, tuple[int, ...], bool]:
     if isinstance(param, Buffer):
         return (param.dtype, tuple(param.static_shape() or ()), False)
@@ -318,12 +311,3 @@ def _describe(signature: Sequence[tuple[str, tuple[int, ...], bool]]) -> str:
         + ", ".join(dtype if scalar else f"{dtype}{list(shape)}" for dtype, shape, scalar in signature)
         + ")"
     )
-
-
-def _check_device(target: Target, device: str | None) -> str | None:
-    if device is not None and device not in DEVICES[target.kind]:
-        raise ValueError(
-            f"device {device!r} is not available for target {target.kind!r}; "
-            f"it has {', '.join(DEVICES[target.kind])}"
-        )
-    return device

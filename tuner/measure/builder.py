@@ -3,8 +3,9 @@
 ``Measurer.measure`` (tuner/measure/__init__.py) hands a batch of
 :class:`BuildTask` to a :class:`BuildPool`. Each worker is a child process
 (forked on Linux, so it starts with everything the tuner imported) that runs
-``generate_source`` and, for the C target, ``compile_library``, which leaves the
-shared library in the on-disk cache: the runner then only loads it. A worker
+``generate_source`` and the backend's ``precompile`` (for C, ``compile_library``,
+which leaves the shared library in the on-disk cache: the runner then only
+loads it). A worker
 takes one candidate at a time, so a candidate's time limit starts when it is
 sent; a worker past the limit is killed with its compiler, that candidate is
 "timeout", and the other workers go on undisturbed. Whatever goes wrong inside
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from codegen.build import generate_source
-from codegen.c.compiler import compile_library, find_compiler
 from codegen.errors import BuildError, CompileError
 from codegen.program import CompiledFunction
 from codegen.target import Target
@@ -65,8 +65,8 @@ def build_candidate(task: BuildTask) -> BuildOutcome:
         source, functions = generate_source(task.mod, target)
         if task.source_override is not None:
             source = task.source_override
-        if target.kind == "c":
-            compile_library(source, find_compiler(target))
+        if target.backend.precompile is not None:
+            target.backend.precompile(source, target)
     except BuildError as error:
         return BuildOutcome("invalid", error=str(error), build_secs=time.perf_counter() - start)
     except CompileError as error:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any
@@ -76,19 +76,6 @@ class RunnerConfig:
 # ---------------------------------------------------------------- inside the runner process
 
 
-def runtime_loader(target: Target, device: str | None) -> Callable[[str, Sequence[CompiledFunction]], Any]:
-    """``load(source, functions)`` of the target's runtime (``device="sim"``: the Metal host simulator)."""
-    if target.kind == "c":
-        from codegen.c.runtime import load
-    elif target.kind == "cuda":
-        from codegen.cuda.runtime import load
-    elif device == "sim":
-        from codegen.metal.sim import load
-    else:
-        from codegen.metal.runtime import load
-    return lambda source, functions: load(source, functions, target)
-
-
 class _Session:
     """The runner's state: its runtime, its config, and the handling of one request."""
 
@@ -96,7 +83,8 @@ class _Session:
         self.config = config
         target = Target.parse(config.target)
         self.on_gpu = target.is_gpu
-        self.load = runtime_loader(target, config.device)
+        load = target.backend.loader(config.device)
+        self.load = lambda source, functions: load(source, functions, target)
         # An empty module asks the runtime which device it runs on without compiling a kernel.
         empty_source, _ = generate_source(IRModule({}), config.target)
         self.device_name: str = self.load(empty_source, []).device_name

@@ -15,22 +15,22 @@ and its trace unchanged.
 
 from __future__ import annotations
 
-from schedule import Schedule, ScheduleError
-from schedule.compute_inline import plan_compute_inline
-from schedule.instruction import BlockRV
+from schedule import BlockRV, Schedule, ScheduleError
 
-from .structure import is_spatial, top_level_blocks
+from .structure import is_spatial
 
 
 def inline_producers(sch: Schedule) -> None:
     """``compute_inline`` every spatial block whose output is an intermediate buffer, where legal."""
     params = set(sch.func.params)
-    for name in top_level_blocks(sch.state):
-        block = sch.state.index.blocks[name]
+    for name in sch.block_names():
+        block = sch.find_block(name)
         if not is_spatial(block) or any(w.buffer in params for w in block.writes):
             continue
+        # Ask first, so that a refusal leaves no get_block behind in the trace.
+        if not sch.can_apply("compute_inline", block=block):
+            continue
         try:
-            plan_compute_inline(sch.state, block)  # asks first, so a refusal leaves no get_block behind
             sch.compute_inline(sch.get_block(name))
         except ScheduleError:
             continue

@@ -18,12 +18,11 @@ loop of the kernel is left unbound.
 from __future__ import annotations
 
 from codegen.target import Target
-from schedule import Schedule
-from schedule.instruction import LoopRV
+from schedule import LoopRV, Schedule
 from tir import IterKind
 from tir.dtype import bytes_of
 
-from .structure import annotate_unroll, fuse_loops, loop_extent, loop_iters, try_vectorize
+from .structure import annotate_unroll, fuse_loops, loop_extent, try_vectorize
 
 THREAD_CANDIDATES = [64, 128, 256, 512]
 
@@ -70,7 +69,7 @@ def elementwise_cpu(sch: Schedule, name: str, target: Target) -> None:
 def _spatial_first(sch: Schedule, name: str) -> tuple[list[LoopRV], list[LoopRV]]:
     """The block's spatial and reduction loops, reordered so that the spatial ones are outside."""
     block = sch.get_block(name)
-    iters = loop_iters(sch.state, sch.get(block))
+    iters = sch.loop_iters(block)
     loops = sch.get_loops(block)
     spatial = [lp for lp, iv in zip(loops, iters) if iv.kind is IterKind.SPATIAL]
     reduce = [lp for lp, iv in zip(loops, iters) if iv.kind is not IterKind.SPATIAL]

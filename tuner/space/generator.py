@@ -35,7 +35,7 @@ from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
 from .limits import SpaceError, check_limits
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
-from .structure import FALLBACK, BlockKind, classify, top_level_blocks
+from .structure import FALLBACK, BlockKind, classify
 
 # Instructions that only make a loop faster, never change what it computes: a replay may skip
 # one that the replayed decisions make illegal.
@@ -66,7 +66,7 @@ class SpaceGenerator:
     >>> from tuner.workloads import matmul
     >>> space = SpaceGenerator("cuda")
     >>> sch = space.sample(matmul(64, 64, 64), seed=0)
-    >>> sorted(sch.state.index.blocks)
+    >>> sorted(sch.block_names(scope=None))
     ['A_shared', 'B_shared', 'C', 'C_init', 'C_local', 'root']
     >>> other = space.mutate(sch.trace, matmul(64, 64, 64), random.Random(0))
     >>> changed = [a.decision != b.decision for a, b in zip(sch.trace.insts, other.trace.insts)]
@@ -111,11 +111,11 @@ class SpaceGenerator:
 
     def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind]) -> None:
         inline_producers(sch)
-        for name in top_level_blocks(sch.state):
-            block = sch.state.index.blocks.get(name)
+        for name in sch.block_names():
+            block = sch.find_block(name)
             if block is None:  # folded into an earlier block's epilogue
                 continue
-            kind = fallback.get(name) or classify(sch.state, block)
+            kind = fallback.get(name) or classify(sch, block)
             if kind is BlockKind.UNSCHEDULED:
                 continue
             try:

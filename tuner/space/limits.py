@@ -17,6 +17,7 @@ from __future__ import annotations
 from codegen.pipeline import planned_allocations
 from codegen.target import Target
 from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
+from tir.function import resolve_function
 
 # Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
 # the CPU they live on the stack of an OpenMP worker thread (often only a few MiB); a GPU
@@ -34,13 +35,6 @@ class SpaceError(Exception):
         self.limit = limit
 
 
-def main_func(mod: IRModule | PrimFunc) -> PrimFunc:
-    """The function a schedule of ``mod`` works on ("main", or the only one)."""
-    if isinstance(mod, PrimFunc):
-        return mod
-    return mod["main"] if "main" in mod else next(iter(mod.functions.values()))
-
-
 def kernels(func: PrimFunc) -> list[Stmt]:
     """The top-level statements under the root block: each loop nest is one kernel on a GPU."""
     body = func.body
@@ -55,7 +49,7 @@ def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) 
     ``memory=False`` checks the threads only, skipping the buffer compaction that measuring
     shared and local memory needs (most of the cost): for candidates whose tiles were drawn
     within the memory limits, as ``SpaceGenerator.sample`` draws them."""
-    func = main_func(mod)
+    func = resolve_function(mod)
     if target.is_gpu:
         for number, kernel in enumerate(kernels(func)):
             _check_threads(kernel, number, target)

@@ -27,7 +27,8 @@ vectorized, and the reduction's init is split off (``decompose_reduction``) so i
 vectorizes too.
 
 Limits by construction: the tilings are drafted with the sampling primitive's own
-draw (uniform over the valid tilings) without touching the schedule, and the first
+draw (``schedule.draw_perfect_tile``, uniform over the valid tilings) without
+touching the schedule, and the first
 draft whose thread count, shared-memory tile and accumulator tile fit the limits
 (limits.py), with at least a warp of threads (GPU) or a vector loop as wide as a
 vector register (CPU) where the loops allow it, is recorded
@@ -41,8 +42,7 @@ import random
 from math import prod
 
 from codegen.target import Target
-from schedule import Schedule, ScheduleError
-from schedule.instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV
+from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
 from tir import Block, For, IntImm, IterKind, IterVar, PrimExpr, Var
 from tir.arith import Analyzer
 from tir.dtype import bytes_of
@@ -50,7 +50,7 @@ from tir.functor import substitute
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
-from .structure import annotate_unroll, fuse_loops, loop_iters, try_vectorize
+from .structure import annotate_unroll, fuse_loops, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
@@ -195,12 +195,11 @@ class _TileLimits:
 def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits) -> list[list[int]]:
     """The first draft of tilings (``counts[i]`` levels for ``loops[i]``) within the limits; the
     preferences (a warp of threads, a full vector) are asked for in the first half of the drafts only."""
-    draw = PRIMITIVES["sample_perfect_tile"].fn
     rng = random.Random(sch.fork_seed())
     broken: SpaceError | None = None
     for number in range(MAX_DRAFTS):
         draft = [
-            draw(sch.state, loop=loop, n=n, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng).decision
+            draw_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng)
             for loop, n in zip(loops, counts)
         ]
         try:
@@ -246,7 +245,7 @@ def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int,
     """The block, its write cache (epilogues inlined into it) and its recorded tiles."""
     block = sch.get_block(name)
     node = sch.get(block)
-    iters = loop_iters(sch.state, node)
+    iters = sch.loop_iters(node)
     if iters is None:
         raise ScheduleError(f"block {name}: multi-level tiling needs one plain loop per iterator")
     loops = sch.get_loops(block)

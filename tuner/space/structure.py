@@ -5,8 +5,8 @@ data reuse (matmul, convolution: two or more inputs, one of them the same for se
 output elements) gets multi-level tiling, any other reduction (a row sum, a softmax
 maximum) the simple reduction rule, and a block of spatial iterators only the
 elementwise rule. The rules need to know which loop drives which kind of iterator,
-which ``loop_iters`` answers from the IR without touching the schedule's trace. The
-shared steps (fuse a list of loops, vectorize where legal, sample an unroll depth)
+which ``Schedule.loop_iters`` answers from the IR without touching the schedule's
+trace. The shared steps (fuse a list of loops, vectorize where legal, sample an unroll depth)
 are written once here.
 """
 
@@ -14,11 +14,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from schedule import Schedule, ScheduleError
-from schedule.get import get_child_blocks
-from schedule.instruction import LoopRV
-from schedule.state import ScheduleState
-from tir import Block, ForKind, IntImm, IterKind, IterVar, Var
+from schedule import LoopRV, Schedule, ScheduleError
+from tir import Block, IntImm, IterKind, Var
 from tir.functor import collect_vars
 
 UNROLL_STEPS = [0, 16, 64, 512, 1024]
@@ -41,37 +38,6 @@ FALLBACK = {
     BlockKind.ELEMENTWISE: BlockKind.UNSCHEDULED,
     BlockKind.UNSCHEDULED: BlockKind.UNSCHEDULED,
 }
-
-
-def top_level_blocks(state: ScheduleState) -> list[str]:
-    """Names of the blocks directly under the root block, in program order."""
-    return [b.name for b in get_child_blocks(state, state.index.blocks["root"])]
-
-
-def loop_iters(state: ScheduleState, block: Block) -> list[IterVar] | None:
-    """The iterator each loop around ``block`` drives (outermost first), or None when the loops are
-    not one per iterator: a loop driving two iterators, an iterator bound to several loops or to an
-    expression, a predicate, or a loop that is not a plain serial loop from 0."""
-    realize = state.realize_of(block)
-    loops = state.loops_of(block)
-    if len(loops) != len(block.iter_vars) or not _is_true(realize.predicate):
-        return None
-    iter_of: dict[Var, IterVar] = {}
-    for iv, value in zip(block.iter_vars, realize.iter_values):
-        if not isinstance(value, Var) or value in iter_of:
-            return None
-        iter_of[value] = iv
-    driven = []
-    for loop in loops:
-        plain = loop.kind is ForKind.SERIAL and isinstance(loop.min, IntImm) and loop.min.value == 0
-        if loop.loop_var not in iter_of or not plain or not isinstance(loop.extent, IntImm):
-            return None
-        driven.append(iter_of[loop.loop_var])
-    return driven
-
-
-def _is_true(predicate) -> bool:
-    return isinstance(predicate, IntImm) and predicate.value == 1
 
 
 def is_spatial(block: Block) -> bool:
@@ -100,14 +66,14 @@ def has_reuse(block: Block) -> bool:
     return False
 
 
-def classify(state: ScheduleState, block: Block) -> BlockKind:
+def classify(sch: Schedule, block: Block) -> BlockKind:
     """The rule for ``block`` by its structure (see the module docstring)."""
     kinds = {iv.kind for iv in block.iter_vars}
     if not kinds or kinds - {IterKind.SPATIAL, IterKind.REDUCE}:
         return BlockKind.UNSCHEDULED
     if IterKind.REDUCE not in kinds:
         return BlockKind.ELEMENTWISE
-    if loop_iters(state, block) is None:
+    if sch.loop_iters(block) is None:
         return BlockKind.UNSCHEDULED
     if IterKind.SPATIAL in kinds and has_reuse(block):
         return BlockKind.MULTI_LEVEL_TILING

@@ -1,0 +1,75 @@
+"""The backend record: everything ``build``, the measurer and the simulator need to know about one target.
+
+Each target is one folder (``codegen/c``, ``codegen/cuda``, ``codegen/metal``)
+whose ``__init__.py`` exports a :class:`Backend` named ``BACKEND``; the registry
+(codegen/registry.py) lists them. Nothing outside the folder and the registry
+asks "which target is this?": ``Target.parse`` takes the kinds, aliases and
+default limits from here, ``build`` the printer, prelude, devices and runtime,
+the measurer the runtime and the ahead-of-time compile, and the kernel checks
+the words the target uses for a thread group and its shared memory.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .c_family import CFamilyPrinter
+from .errors import BuildError
+from .program import CompiledFunction
+from .target import Target
+
+Loader = Callable[[str, Sequence[CompiledFunction], Target], Any]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One target's code generator and runtimes.
+
+    ``kind``: the target's name ("c"); ``aliases``: other names ``Target.parse``
+    accepts for it. ``defaults``: its Target with default arch and limits (threads
+    per group, shared memory, vector width, dtypes). ``printer``: the
+    ``CFamilyPrinter`` subclass; ``prelude(needs)``: the text before the functions.
+    ``is_gpu``: whether functions are split into kernel launches. ``runtimes``: each
+    device the target runs on (the first is the default) with the module whose
+    ``load(source, functions, target)`` runs there, imported only when loading.
+    ``precompile(source, target)``: compiling done in the build workers (C), or None.
+    ``group_word`` / ``shared_word``: what the target calls a thread group and its
+    shared memory, in error messages.
+    """
+
+    kind: str
+    aliases: tuple[str, ...]
+    defaults: Target
+    printer: type[CFamilyPrinter]
+    prelude: Callable[[set[str]], str]
+    is_gpu: bool
+    runtimes: dict[str, str]
+    precompile: Callable[[str, Target], object] | None = None
+    group_word: str = "block"
+    shared_word: str = "shared"
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(self.runtimes)
+
+    def check_device(self, device: str | None) -> str:
+        """``device``, or the default one when None; a device the target lacks is a BuildError."""
+        if device is None:
+            return self.devices[0]
+        if device not in self.runtimes:
+            hint = (
+                " (the Metal host simulator is build(mod, 'metal', device='sim'))" if device == "sim" else ""
+            )
+            raise BuildError(
+                f"device {device!r} is not available for target {self.kind!r}; "
+                f"it has {', '.join(self.devices)}{hint}"
+            )
+        return device
+
+    def loader(self, device: str | None = None) -> Loader:
+        """``load(source, functions, target)`` of the runtime for ``device`` (imports it now)."""
+        module = importlib.import_module(self.runtimes[self.check_device(device)])
+        return module.load
