@@ -218,7 +218,10 @@ class _Batches:
     with ``"measure"`` while the runner times it too. ``"auto"`` is ``"measure"`` on GPU
     targets, whose timings a busy host core does not disturb, and ``"build"`` on the CPU,
     where the kernel being timed needs every core. The price is one batch of staleness: a
-    batch is proposed by the model trained on every batch but the one in flight.
+    batch is proposed by the model trained on every batch but the one in flight. The first
+    batch is measured at once, from this thread: the build workers are forked when first
+    needed and kept, and forking from the background thread while this one runs could hand
+    a worker a lock this thread held.
     """
 
     def __init__(self, measurer: Measurer, overlap: str, target: Target):
@@ -229,6 +232,7 @@ class _Batches:
         self.wait_seconds = 0.0
         self._background = ThreadPoolExecutor(max_workers=1) if overlap != "none" else None
         self._pending: tuple[list[_Scored], Future] | None = None
+        self._started = False
 
     @property
     def in_flight(self) -> int:
@@ -236,7 +240,10 @@ class _Batches:
 
     def submit(self, pool: list[_Scored]) -> list[tuple[list[_Scored], list]]:
         done = []
-        if self._background is None:
+        if self._background is None or not self._started:
+            # The first batch runs here, so the build workers (forked on first use and kept)
+            # are forked from this thread, never while another thread holds a lock.
+            self._started = bool(pool)
             if pool:
                 done.append((pool, self._wait(lambda: self.measurer.measure(_candidates(pool)))))
             return done
