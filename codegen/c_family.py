@@ -56,6 +56,7 @@ from tir.expr import (
 )
 from tir.functor import post_order_visit
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
 
 from .errors import BuildError
 from .lanes import lane
@@ -538,6 +539,11 @@ class CFamilyPrinter:
         return Code(self.vector_literal(node.dtype, parts))
 
     def expr_Call(self, node: Call) -> Code:
+        if node.op in (CHECK_INDEX, CHECK_DIVISOR):
+            *args, state = node.args  # state: a load of tir_check_state, passed as the pointer
+            self.needs.add("check")
+            operands = ", ".join(self.expr(a).text for a in args)
+            return Code(f"{node.op.replace('.', '_')}({operands}, {self.name_of(state.buffer)})")
         if node.op == "if_then_else":
             return self.conditional(*node.args)
         if node.op == "sigmoid":
@@ -586,15 +592,38 @@ def integer_helpers(needs: set[str], qualifier: str) -> list[str]:
 
 
 def stored_buffers(body: Stmt) -> set[Buffer]:
-    """Buffers that ``body`` writes (the targets of its BufferStores)."""
+    """Buffers that ``body`` writes: BufferStore targets, and the check state of checked builds."""
     found: set[Buffer] = set()
 
     def visit(node) -> None:
         if isinstance(node, BufferStore):
             found.add(node.buffer)
+        elif isinstance(node, Call) and node.op in (CHECK_INDEX, CHECK_DIVISOR):
+            found.add(node.args[-1].buffer)  # the helper records failures in it
 
     post_order_visit(body, visit)
     return found
+
+
+_CHECK_HELPERS = (
+    "{q} {i} tir_check_index({i} index, {i} extent, int site, {s}{i}* state) {{\n"
+    "  if (index >= 0 && index < extent) return index;\n"
+    "  state[2 * site] = 1;\n  state[2 * site + 1] = index;\n  return 0;\n}}",
+    "{q} {i} tir_check_divisor({i} divisor, int site, {s}{i}* state) {{\n"
+    "  if (divisor != 0) return divisor;\n"
+    "  state[2 * site] = 1;\n  state[2 * site + 1] = 0;\n  return 1;\n}}",
+)
+
+
+def check_helpers(needs: set[str], qualifier: str, int64: str, space: str = "") -> list[str]:
+    """The run-time check helpers of checked builds (tir/transform/insert_runtime_checks.py), if used.
+
+    A failed check records the site and the value in ``state`` and returns a safe
+    value (index 0, divisor 1) so the kernel goes on without touching foreign memory.
+    """
+    if "check" not in needs:
+        return []
+    return [helper.format(q=qualifier, i=int64, s=space) for helper in _CHECK_HELPERS]
 
 
 def vector_accessed_buffers(body: Stmt) -> set[Buffer]:

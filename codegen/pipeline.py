@@ -6,12 +6,14 @@ sees the IR after every pass (``build(..., dump=print_pass)`` shows them all).
 
 GPU (CUDA, Metal)::
 
+    verify_access_bounds       a provably out-of-bounds access is a BuildError
     bind_default_threads       unbound loop nests get blockIdx.x/threadIdx.x (or one thread)
     plan_buffer_allocation     shared buffers above the threadIdx loops, local ones inside
     compact_buffer_allocation  each cache shrinks to the region one thread block touches
     inject_thread_sync         barriers between shared-memory writers and readers
     unify_thread_binding       one variable per thread tag per kernel, extents checked
     lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
+                               (checked builds: insert_runtime_checks before flatten_buffer)
     vectorize_loop             float4 loads/stores where contiguous, scalar code otherwise
     unroll_loop                explicit unrolling of unroll loops and auto-unroll regions;
                                #pragma unroll on small serial nests (registers for local arrays)
@@ -37,11 +39,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
+from tir.analysis.access_bounds import verify_access_bounds
 from tir.function import PrimFunc
 from tir.transform import LOWERING_PASSES, simplify
 from tir.transform.bind_default_threads import bind_default_threads
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.inject_thread_sync import inject_thread_sync
+from tir.transform.insert_runtime_checks import insert_runtime_checks
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 from tir.transform.unify_thread_binding import unify_thread_binding
 from tir.transform.unroll_loop import unroll_loop
@@ -63,46 +67,64 @@ _PLANNED: OrderedDict[PrimFunc, PrimFunc] = OrderedDict()
 _PLANNED_KEPT = 64
 
 
-def gpu_passes(target: Target) -> list[tuple[str, Pass]]:
+def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
     """The CUDA and Metal pipeline, in order."""
     return [
+        ("verify_access_bounds", verify_access_bounds),
         ("bind_default_threads", lambda f: bind_default_threads(f, min(256, target.max_threads_per_group))),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
         ("inject_thread_sync", inject_thread_sync),
         ("unify_thread_binding", unify_thread_binding),
-        *((p.__name__, p) for p in LOWERING_PASSES),
+        *_lowering_passes(check_bounds),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", lambda f: unroll_loop(f, pragma_max_steps=GPU_PRAGMA_UNROLL_STEPS)),
         ("simplify", simplify),
     ]
 
 
-def c_passes(target: Target) -> list[tuple[str, Pass]]:
+def c_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
     """The C pipeline, in order."""
     return [
+        ("verify_access_bounds", verify_access_bounds),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
-        *((p.__name__, p) for p in LOWERING_PASSES),
+        *_lowering_passes(check_bounds),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", unroll_loop),
         ("simplify", simplify),
     ]
 
 
-def target_passes(target: Target) -> list[tuple[str, Pass]]:
+def _lowering_passes(check_bounds: bool) -> list[tuple[str, Pass]]:
+    """tir.transform.lower's passes; checked builds guard accesses before buffers are flattened."""
+    passes = [(p.__name__, p) for p in LOWERING_PASSES]
+    if check_bounds:
+        at = [name for name, _ in passes].index("flatten_buffer")
+        passes.insert(at, ("insert_runtime_checks", insert_runtime_checks))
+    return passes
+
+
+def target_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
     """The pipeline of ``target``'s kind, in order."""
-    return gpu_passes(target) if target.is_gpu else c_passes(target)
+    return gpu_passes(target, check_bounds) if target.is_gpu else c_passes(target, check_bounds)
 
 
 def lower_for_target(
-    func: PrimFunc, target: Target | str, dump: Dump | None = None, *, stop_before: str | None = None
+    func: PrimFunc,
+    target: Target | str,
+    dump: Dump | None = None,
+    check_bounds: bool = False,
+    *,
+    stop_before: str | None = None,
 ) -> PrimFunc:
     """Lower ``func`` for ``target``; ``dump(pass_name, func)`` sees the IR after each pass.
 
-    ``stop_before`` (a pass name, e.g. ``FEATURE_STAGE``) returns the IR before that pass."""
+    ``check_bounds`` adds run-time checks for what the bounds prover could not decide.
+    ``stop_before`` (a pass name, e.g. ``FEATURE_STAGE``) returns the IR before that pass.
+    """
     target = Target.parse(target)
-    passes = target_passes(target)
+    passes = target_passes(target, check_bounds)
     names = [name for name, _ in passes]
     if stop_before is not None and stop_before not in names:
         raise ValueError(f"the {target.kind} pipeline has no pass {stop_before!r}; its passes are {names}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tir import dtype as _dt
 from tir.buffer import Buffer
 
-from ..c_family import CFamilyPrinter, Code, integer_helpers
+from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -76,4 +76,6 @@ def cuda_prelude(needs: set[str]) -> str:
                 f"__device__ __forceinline__ {vtype} operator{op}({vtype} a, {vtype} b) "
                 f"{{ return make_{vtype}({fields}); }}"
             )
-    return "\n".join([*parts, *integer_helpers(needs, "__device__ __forceinline__")])
+    qualifier = "__device__ __forceinline__"
+    helpers = [*integer_helpers(needs, qualifier), *check_helpers(needs, qualifier, "long long")]
+    return "\n".join([*parts, *helpers])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tir.buffer import Buffer
 
-from ..c_family import CFamilyPrinter, Code, integer_helpers
+from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
 
 SPACES = {"global": "device", "shared": "threadgroup", "local": "thread"}
 
@@ -77,4 +77,5 @@ class MetalPrinter(CFamilyPrinter):
 
 def metal_prelude(needs: set[str]) -> str:
     """``metal_stdlib`` and the helpers the kernels use."""
-    return "\n".join(["#include <metal_stdlib>", "using namespace metal;", *integer_helpers(needs, "inline")])
+    helpers = [*integer_helpers(needs, "inline"), *check_helpers(needs, "inline", "long", "device ")]
+    return "\n".join(["#include <metal_stdlib>", "using namespace metal;", *helpers])
