@@ -15,26 +15,10 @@ import math
 import numpy as np
 
 from tir import dtype as _dt
+from tir import expr as ir
 from tir.arith import Analyzer
 from tir.buffer import Buffer
-from tir.expr import (
-    Add,
-    Broadcast,
-    BufferLoad,
-    Cast,
-    Div,
-    FloorDiv,
-    FloorMod,
-    IntImm,
-    Max,
-    Min,
-    Mod,
-    Mul,
-    PrimExpr,
-    Ramp,
-    Sub,
-    Var,
-)
+from tir.expr import BufferLoad, IntImm, PrimExpr, Ramp, Var
 from tir.functor import Visitor, collect_vars
 
 
@@ -61,15 +45,15 @@ def loads_of(expr: PrimExpr) -> list[BufferLoad]:
 
 
 _NUMPY_BINARY = {
-    Add: np.add,
-    Sub: np.subtract,
-    Mul: np.multiply,
-    FloorDiv: np.floor_divide,
-    FloorMod: np.mod,
-    Div: np.floor_divide,  # indices are non-negative, where truncation and floor agree
-    Mod: np.mod,
-    Min: np.minimum,
-    Max: np.maximum,
+    ir.Add: np.add,
+    ir.Sub: np.subtract,
+    ir.Mul: np.multiply,
+    ir.FloorDiv: np.floor_divide,
+    ir.FloorMod: np.mod,
+    ir.Div: np.floor_divide,  # indices are non-negative, where truncation and floor agree
+    ir.Mod: np.mod,
+    ir.Min: np.minimum,
+    ir.Max: np.maximum,
 }
 
 
@@ -86,12 +70,12 @@ def evaluate_index(expr: PrimExpr, env: dict[Var, np.ndarray]):
         a, b = evaluate_index(expr.a, env), evaluate_index(expr.b, env)
         if a is None or b is None:
             return None
-        if kind in (FloorDiv, FloorMod, Div, Mod) and np.any(np.asarray(b) == 0):
+        if kind in (ir.FloorDiv, ir.FloorMod, ir.Div, ir.Mod) and np.any(np.asarray(b) == 0):
             return None
         return operation(a, b)
-    if kind is Cast:
+    if kind is ir.Cast:
         return evaluate_index(expr.value, env)
-    if kind is Broadcast:
+    if kind is ir.Broadcast:
         return evaluate_index(expr.value, env)
     if kind is Ramp:
         base, stride = evaluate_index(expr.base, env), evaluate_index(expr.stride, env)
