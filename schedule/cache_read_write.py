@@ -19,37 +19,18 @@ from dataclasses import replace
 
 from tir import (
     Block,
-    BlockRealize,
     Buffer,
-    BufferLoad,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    IterKind,
-    IterVar,
-    PrimExpr,
-    Range,
-    SeqStmt,
-    Stmt,
-    Var,
-    const,
-    op,
 )
-from tir.arith import Analyzer, detect_iter_map
 from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
-from tir.functor import Mutator, post_order_visit, substitute, substitute_buffers, uses_var
-from tir.stmt import BufferStore, seq
+from tir.functor import post_order_visit, substitute_buffers
 
 from .analysis import (
-    bindings_of,
     child_blocks,
-    guarded_stores,
-    loop_domains,
-    predicate_bounds,
-    relaxed_region,
     writers_of,
 )
+from .cache_stage import CacheRewriter, cache_buffer, copy_stage, location_before_first, rewrite_scope
+from .cache_write_region import PartialWriteError as PartialWriteError  # this family's error
+from .cache_write_region import written_condition, written_region
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -75,11 +56,6 @@ class ConsumerBlockError(ScheduleError):
 
 class NonAllocatedBufferError(ScheduleError):
     """set_scope on a buffer the function does not allocate (a parameter has no scope to change)."""
-
-
-class PartialWriteError(ScheduleError):
-    """cache_write of a block that writes part of the buffer under a condition the write-back can't
-    restate in the buffer's indices, so copying the cache back would write elements nobody wrote."""
 
 
 # ---------------------------------------------------------------- shared checks
@@ -160,174 +136,6 @@ def _nested_blocks(block: Block) -> list[Block]:
     return out
 
 
-# ---------------------------------------------------------------- names and placement
-
-
-def _body_size(stmt: Stmt) -> int:
-    return len(stmt.seq) if isinstance(stmt, SeqStmt) else 1
-
-
-def _location_before_first(state: ScheduleState, scope: Block, anchor: Block, related: list[Block]):
-    """``(loc, pos)``: insert into ``loc``'s body (a For or the scope Block) at ``pos``.
-
-    The point is in the lowest statement holding both ``anchor`` and the first of
-    ``related`` that follows it, right before that related block's subtree (TVM's
-    CacheLocDetector). With nothing related, the end of the scope.
-    """
-    order = child_blocks(scope)
-    first = next((b for b in order[order.index(anchor) + 1 :] if b in related), None)
-    if first is None:
-        return scope, _body_size(scope.body)
-    anchor_ids = {id(s) for s in state.ancestors(state.realize_of(anchor))}
-    first_path = [state.realize_of(first), *state.ancestors(state.realize_of(first))]
-    for child, node in zip(first_path, first_path[1:]):
-        owner = state.parent(node)
-        if isinstance(node, SeqStmt) and id(node) in anchor_ids and isinstance(owner, (For, Block)):
-            return owner, next(i for i, s in enumerate(node.seq) if s is child)
-    return scope, _body_size(scope.body)
-
-
-def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
-    items = list(body.seq) if isinstance(body, SeqStmt) else [body]
-    items.insert(pos, stage)
-    return seq(*items)
-
-
-# ---------------------------------------------------------------- the copy stage
-
-
-def _copy_stage(
-    original: Buffer,
-    cache: Buffer,
-    region: tuple[Range, ...],
-    compact: bool,
-    into_cache: bool,
-    written: tuple[tuple[Var, ...], PrimExpr] | None = None,
-):
-    """Loops ``ax*`` over ``region`` around a block named like ``cache`` that copies between the two.
-
-    ``into_cache`` copies original -> cache (cache_read), else cache -> original
-    (the write-back of cache_write). A ``compact`` cache starts at the region's
-    minimum: the original's index is then ``min + v`` and the cache's ``v``.
-    ``written`` (axes, condition) limits the write-back to the elements whose
-    original indices satisfy the condition: those the cached block wrote.
-    """
-    analyzer = Analyzer()
-    loop_vars = [Var(f"ax{i}", r.extent.dtype) for i, r in enumerate(region)]
-    iter_vars, values, original_idx, cache_idx = [], [], [], []
-    for i, (r, ax, extent) in enumerate(zip(region, loop_vars, cache.shape)):
-        v = Var(f"v{i}", r.extent.dtype)
-        iter_vars.append(IterVar(v, Range(const(0, extent.dtype), extent), IterKind.SPATIAL))
-        values.append(ax if compact else analyzer.simplify(r.min + ax))
-        original_idx.append(analyzer.simplify(r.min + v) if compact else v)
-        cache_idx.append(v)
-    src, dst = (original, cache) if into_cache else (cache, original)
-    src_idx, dst_idx = (original_idx, cache_idx) if into_cache else (cache_idx, original_idx)
-    body: Stmt = BufferStore(dst, BufferLoad(src, tuple(src_idx)), tuple(dst_idx))
-    if written is not None:
-        for iv in iter_vars:
-            analyzer.bind(iv.var, iv.dom)
-        axes, condition = written
-        condition = analyzer.simplify(substitute(condition, dict(zip(axes, original_idx))))
-        if not analyzer.can_prove(condition):
-            body = IfThenElse(condition, body)
-    block = Block(
-        name=cache.name,
-        iter_vars=tuple(iter_vars),
-        reads=(BufferRegion(src, _points(src_idx)),),
-        writes=(BufferRegion(dst, _points(dst_idx)),),
-        body=body,
-    )
-    stmt: Stmt = BlockRealize(tuple(values), const(True), block)
-    for ax, r in reversed(list(zip(loop_vars, region))):
-        stmt = For(ax, const(0, r.extent.dtype), r.extent, ForKind.SERIAL, stmt)
-    return stmt, block
-
-
-def _points(indices) -> tuple[Range, ...]:
-    return tuple(Range(i, const(1, i.dtype)) for i in indices)
-
-
-def _cache_buffer(state: ScheduleState, buffer: Buffer, scope: str, region, compact: bool) -> Buffer:
-    shape = tuple(r.extent for r in region) if compact else buffer.shape
-    return Buffer(state.unique_name(f"{buffer.name}_{scope}"), shape, buffer.dtype, scope)
-
-
-def _shift(indices, region, compact: bool, analyzer: Analyzer):
-    if not compact:
-        return tuple(indices)
-    return tuple(analyzer.simplify(i - r.min) for i, r in zip(indices, region))
-
-
-class _CacheRewriter(Mutator):
-    """Points accesses of ``old`` at ``new`` in the chosen blocks and inserts the copy stage.
-
-    ``uses(block)`` says whether a block's accesses move to the cache; ``skip(block)``
-    leaves a block (and all inside it) alone; ``regions`` names the region lists of
-    a chosen block to rewrite ("reads", or "reads" and "writes"). The stage goes into
-    loop ``loc`` at ``pos``; when ``loc`` is the scope block, ``_rewrite_scope`` does it.
-    """
-
-    def __init__(self, old, new, region, compact, uses, skip, regions, loc, pos, stage):
-        self.old, self.new, self.region, self.compact = old, new, region, compact
-        self.uses, self.skip, self.regions = uses, skip, regions
-        self.loc, self.pos, self.stage = loc, pos, stage
-        self.active = False
-        self.analyzer = Analyzer()
-
-    def visit_Block(self, block: Block):
-        if self.skip(block):
-            return block
-        saved, self.active = self.active, self.uses(block)
-        new_block = self.generic_visit(block)
-        if self.active:
-            changes = {name: self._regions(getattr(new_block, name)) for name in self.regions}
-            new_block = replace(new_block, **changes)
-        self.active = saved
-        return new_block
-
-    def visit_For(self, loop: For):
-        new_loop = self.generic_visit(loop)
-        if loop is self.loc:
-            new_loop = replace(new_loop, body=_insert(new_loop.body, self.pos, self.stage))
-        return new_loop
-
-    def _regions(self, regions):
-        out = []
-        for r in regions:
-            if r.buffer is self.old:
-                ranges = tuple(
-                    Range(self.analyzer.simplify(x.min - c.min) if self.compact else x.min, x.extent)
-                    for x, c in zip(r.region, self.region)
-                )
-                r = BufferRegion(self.new, ranges)
-            out.append(r)
-        return tuple(out)
-
-    def visit_BufferLoad(self, load: BufferLoad):
-        load = self.generic_visit(load)
-        if self.active and load.buffer is self.old:
-            return BufferLoad(self.new, _shift(load.indices, self.region, self.compact, self.analyzer))
-        return load
-
-    def visit_BufferStore(self, store: BufferStore):
-        store = self.generic_visit(store)
-        if self.active and store.buffer is self.old and "writes" in self.regions:
-            return BufferStore(
-                self.new, store.value, _shift(store.indices, self.region, self.compact, self.analyzer)
-            )
-        return store
-
-
-def _rewrite_scope(state: ScheduleState, scope: Block, rewriter: _CacheRewriter, cache: Buffer) -> None:
-    body = rewriter.visit(scope.body)
-    if scope is rewriter.loc:
-        body = _insert(body, rewriter.pos, rewriter.stage)
-    init = rewriter.visit(scope.init) if scope.init is not None else None
-    new_scope = replace(scope, body=body, init=init, alloc_buffers=(*scope.alloc_buffers, cache))
-    state.replace({scope: new_scope})
-
-
 # ---------------------------------------------------------------- primitives
 
 
@@ -359,15 +167,15 @@ def cache_read(
             and any(r.buffer is buffer for r in b.reads)
             and (consumers is None or b.name in consumers)
         ]
-        loc, pos = _location_before_first(state, scope, writer, related)
-        region = _written_region(state, writer, buffer, loc)
+        loc, pos = location_before_first(state, scope, writer, related)
+        region = written_region(state, writer, buffer, loc)
     compact = isinstance(loc, Block)
-    cache = _cache_buffer(state, buffer, scope_name, region, compact)
+    cache = cache_buffer(state, buffer, scope_name, region, compact)
 
     # Step 3. Build the copy block and point the consumers at the cache.
-    stage, copy_block = _copy_stage(buffer, cache, region, compact, into_cache=True)
+    stage, copy_block = copy_stage(buffer, cache, region, compact, into_cache=True)
     writer_name = writer.name if writer is not None else None
-    rewriter = _CacheRewriter(
+    rewriter = CacheRewriter(
         buffer,
         cache,
         region,
@@ -379,92 +187,8 @@ def cache_read(
         pos=pos,
         stage=stage,
     )
-    _rewrite_scope(state, scope, rewriter, cache)
+    rewrite_scope(state, scope, rewriter, cache)
     return copy_block
-
-
-def _written_region(
-    state: ScheduleState, writer: Block, buffer: Buffer, loc, exact: bool = False
-) -> tuple[Range, ...]:
-    """What ``writer`` writes of ``buffer`` over all its loops below ``loc``; ``exact`` (a write-back
-    must not copy what nobody wrote) narrows it by the block's predicate, or refuses."""
-    realize = state.realize_of(writer)
-    written = next(w for w in writer.writes if w.buffer is buffer)
-    high = loc if isinstance(loc, For) else None
-    dom = loop_domains(state, realize, high, relax_scope="global")
-    analyzer = Analyzer()
-    if not exact:
-        return relaxed_region(realize, written, dom, analyzer)
-    bounds = predicate_bounds(realize, written, dom, analyzer)
-    if not isinstance(bounds, tuple):
-        raise PartialWriteError(
-            f"can't cache_write block {writer.name}: it runs only when {bounds!r}, which the write-back "
-            f"can't restate as a region of {buffer.name}, so copying the cache back would write "
-            "elements the block never wrote",
-            writer,
-        )
-    dom, clips = bounds
-    _check_no_gaps(realize, written, dom)
-    region = list(relaxed_region(realize, written, dom, analyzer))
-    for axis, (lowest, highest) in clips.items():
-        low, last = region[axis].min, analyzer.simplify(region[axis].min + region[axis].extent - 1)
-        low = low if lowest is None else analyzer.simplify(op.max_value(low, lowest))
-        last = last if highest is None else analyzer.simplify(op.min_value(last, highest))
-        region[axis] = Range(low, analyzer.simplify(last - low + 1))
-    return tuple(region)
-
-
-def _check_no_gaps(realize: BlockRealize, written: BufferRegion, dom: dict[Var, Range]) -> None:
-    """Refuse a write that steps over elements (``B[vi * 2]``): the write-back would copy the gaps."""
-    binding = bindings_of(realize)
-    from_zero = {v: r for v, r in dom.items() if isinstance(r.min, IntImm) and r.min.value == 0}
-    for axis, dim in enumerate(written.region):
-        index = substitute(dim.min, binding)
-        detected = detect_iter_map([index], from_zero)
-        stride = detected[0].args[-1].scale if detected is not None and detected[0].args else 1
-        if isinstance(dim.extent, IntImm) and stride > dim.extent.value:
-            raise PartialWriteError(
-                f"can't cache_write block {realize.block.name}: it writes {written.buffer.name} at index "
-                f"{dim.min!r} on axis {axis} with stride {stride}, so copying the "
-                "cache back would write the elements in between, which no block wrote",
-                realize.block,
-            )
-
-
-def _written_condition(block: Block, buffer: Buffer) -> tuple[tuple[Var, ...], PrimExpr] | None:
-    """When ``block`` writes ``buffer`` under conditions (nested blocks' predicates, ``if``s), the
-    condition on an element's indices (placeholder variables, one per axis) under which some store
-    writes it; None when every store runs unconditionally."""
-    stores = guarded_stores(block, buffer)
-    if all(isinstance(s.guard, IntImm) and s.guard.value for s in stores):
-        return None
-    iterators = {iv.var for iv in block.iter_vars}
-    axes = tuple(Var(f"x{axis}", extent.dtype) for axis, extent in enumerate(buffer.shape))
-    condition: PrimExpr = const(False)
-    for store in stores:
-        varying = iterators | store.local_vars
-        mapping: dict[Var, PrimExpr] = {}
-        at_store = store.guard
-        for axis, index in zip(axes, store.indices):
-            if isinstance(index, Var) and index in iterators and index not in mapping:
-                mapping[index] = axis
-            elif not uses_var(index, varying.__contains__):
-                at_store = op.logical_and(at_store, op.eq(axis, index))
-            else:
-                at_store = None
-                break
-        if at_store is not None:
-            at_store = substitute(at_store, mapping)
-        if at_store is None or uses_var(at_store, varying.__contains__):
-            raise PartialWriteError(
-                f"can't cache_write block {block.name}: it writes {buffer.name}"
-                f"[{', '.join(repr(i) for i in store.indices)}] only when {store.guard!r}, which the "
-                f"write-back can't restate in {buffer.name}'s indices, so copying the cache back would "
-                f"write elements no block wrote. Cache the block that holds that store instead",
-                block,
-            )
-        condition = op.logical_or(condition, at_store)
-    return axes, condition
 
 
 @primitive()
@@ -491,16 +215,16 @@ def cache_write(
         and any(r.buffer is buffer for r in b.reads)
         and (consumers is None or b.name not in consumers)
     ]
-    loc, pos = _location_before_first(state, scope, block, related)
-    region = _written_region(state, block, buffer, loc, exact=True)
+    loc, pos = location_before_first(state, scope, block, related)
+    region = written_region(state, block, buffer, loc, exact=True)
     compact = isinstance(loc, Block)
-    cache = _cache_buffer(state, buffer, scope_name, region, compact)
+    cache = cache_buffer(state, buffer, scope_name, region, compact)
 
     # Step 3. The block writes the cache; a new block copies back what it wrote.
-    written = _written_condition(block, buffer)
-    stage, write_back = _copy_stage(buffer, cache, region, compact, into_cache=False, written=written)
+    written = written_condition(block, buffer)
+    stage, write_back = copy_stage(buffer, cache, region, compact, into_cache=False, written=written)
     chosen = {block.name} | {b.name for b in _nested_blocks(block)} | (consumers or set())
-    rewriter = _CacheRewriter(
+    rewriter = CacheRewriter(
         buffer,
         cache,
         region,
@@ -512,7 +236,7 @@ def cache_write(
         pos=pos,
         stage=stage,
     )
-    _rewrite_scope(state, scope, rewriter, cache)
+    rewrite_scope(state, scope, rewriter, cache)
     return write_back
 
 
