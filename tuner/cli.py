@@ -234,10 +234,13 @@ def _print_results(results: list, weights: list[float] | None, db: str) -> None:
             row += [f"{result.trials / total:.0%}"]
         table.add_row(*row)
     console.print(table)
+    if len(results) == 1:
+        console.print(f"{results[0].time_split()}; records in {db}", soft_wrap=True)
+        return
     seconds = max(result.seconds for result in results)
-    model_seconds = max(result.cost_model_seconds for result in results)
+    model_seconds = max(result.cost_model_seconds for result in results)  # one model, shared
     console.print(
-        f"{seconds:.1f} s in all, {model_seconds:.1f} s of it in the cost model; records in {db}",
+        f"{seconds:.1f} s wall, {model_seconds:.1f} s of it in the cost model loop; records in {db}",
         soft_wrap=True,
     )
 

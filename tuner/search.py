@@ -18,6 +18,7 @@ import json
 import math
 import random
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,8 +33,8 @@ from tir.function import IRModule, PrimFunc
 from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
 from .features import FEATURE_LENGTH, extract_features
-from .measure import Candidate
-from .measure.local_runner import LocalRunner, Runner
+from .measure import Candidate, Measurer
+from .measure.local_runner import LocalRunner, MeasureSession, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
 
@@ -56,8 +57,19 @@ class TuneResult:
     best: TuningRecord | None
     history: list[tuple[int, float]] = field(default_factory=list)
     seconds: float = 0.0
-    cost_model_seconds: float = 0.0
+    cost_model_seconds: float = 0.0  # proposing (sampling, mutating, features, scoring) and training
+    measure_seconds: float = 0.0  # waiting for builds and measurements (not overlapped with the above)
+    build_seconds: float = 0.0  # the build workers' seconds on this run's candidates, summed over workers
     resumed: int = 0  # trials already in the database when the run started
+
+    def time_split(self) -> str:
+        """Where the wall time went, as one line (``tir tune`` and benchmarks/tune_matmul.py print it)."""
+        other = self.seconds - self.cost_model_seconds - self.measure_seconds
+        return (
+            f"{self.seconds:.1f} s wall: {self.cost_model_seconds:.1f} s cost model loop, "
+            f"{self.measure_seconds:.1f} s waiting for builds and measurements "
+            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other"
+        )
 
     @property
     def best_gflops(self) -> float:
@@ -100,6 +112,7 @@ def tune(
     progress: bool = True,
     guided: bool = True,
     runner: Runner | None = None,
+    overlap: str = "auto",
 ) -> TuneResult:
     """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
 
@@ -114,8 +127,12 @@ def tune(
     ``LocalRunner(workers)`` (the default) or ``RayRunner(address)``; a runner
     passed in is left open for the caller to close. A target whose runtime
     cannot run here (local runner) raises RuntimeUnavailableError before the
-    database file is created.
+    database file is created. ``overlap`` proposes the next batch while the last
+    one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``; see
+    _Batches; a Ray session measures its batches at once).
     """
+    if overlap not in OVERLAP_MODES:
+        raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
     target = Target.parse(target)
     own_runner = runner is None
     runner = runner if runner is not None else LocalRunner(workers)
@@ -137,6 +154,7 @@ def tune(
                 guided=guided,
                 batch_size=batch_size,
                 trials=trials,
+                overlap=overlap,
             ) as task,
             TuningProgress(task.result.workload, trials, enabled=progress) as bar,
         ):
@@ -144,10 +162,14 @@ def tune(
             bar.start_at(result.trials, result.best_gflops, result.errors)
             if result.resumed:
                 bar.note(_resume_message(result, trials))
-            while result.trials < trials and not task.exhausted:
-                task.round(min(task.batch_size, trials - result.trials), bar.update)
-            if task.exhausted:
-                bar.note("the design space has no unmeasured candidate left")
+            while True:
+                count = min(task.batch_size, trials - result.trials - task.batches.in_flight)
+                # With overlap, what is proposed now is measured after the batch before it comes back.
+                proposed = task.step(count, bar.update)
+                if not proposed and not task.batches.in_flight:
+                    if count > 0:
+                        bar.note("the design space has no unmeasured candidate left")
+                    break
     finally:
         if own_runner:
             runner.close()
@@ -164,7 +186,8 @@ class TuningTask:
     proposes, measures and records ``count`` candidates and trains the model on them.
     ``result.trials`` counts the workload's records for this target and device, those
     already in the database (``result.resumed``) included. ``trials``, when known, skips
-    retraining the model on the records of a workload that needs no more.
+    retraining the model on the records of a workload that needs no more. ``tune`` calls
+    ``step``, which overlaps batches (``overlap``); ``round`` is a whole batch measured.
     """
 
     def __init__(
@@ -182,6 +205,7 @@ class TuningTask:
         guided: bool = True,
         batch_size: int | None = None,
         trials: int | None = None,
+        overlap: str = "none",
     ):
         self.mod = mod if isinstance(mod, IRModule) else IRModule.from_func(mod)
         self.target = target
@@ -214,57 +238,63 @@ class TuningTask:
             )
             self.result.resumed = len(records)
             self.result.errors = sum(r.status != "ok" for r in records)
+            self.elders = _Elders(self.mod, target, self.flops)
+            self.batches = _Batches(self.session, overlap, target)
         except BaseException:
             self.session.close()
             raise
 
     def round(self, count: int, update=None) -> int:
-        """Propose, measure and record up to ``count`` candidates; ``update(best_gflops, errors)`` after
-        each. Returns how many were measured (0 once the space has nothing new: ``exhausted``)."""
-        target, result = self.target, self.result
-        pool, scored_seconds = _propose(
-            self.space,
-            self.model,
-            self.mod,
-            self.database,
-            self.key,
-            target,
-            self.device,
-            self.rng,
-            count,
-            self.seen,
-            self.epsilon,
-            self.guided,
-            self.flops,
-        )
-        self._feature_seconds += scored_seconds
-        if not pool:
-            self.exhausted = True
-            return 0
-        results = self.session.measure([Candidate(c.trace_json, c.mod) for c in pool])
-        features, throughputs = [], []
-        for candidate, measured in zip(pool, results):
-            record = _record(self.key, target, self.device, candidate, measured, self.flops, self.seed)
-            self.database.add(record)
-            self.seen.add(candidate.key)
-            result.trials += 1
-            result.errors += measured.status != "ok"
-            if record.gflops and record.gflops > result.best_gflops:
-                result.best = record
-            result.history.append((result.trials, result.best_gflops))
-            features.append(candidate.features)
-            throughputs.append(record.gflops or 0.0)
-            if update is not None:
-                update(result.best_gflops, result.errors)
-        if self.guided:
-            self.model.update(np.stack(features), np.asarray(throughputs), workload=self.key)
-            self.model.save(_model_path(self.database, target))
+        """Propose, measure and record up to ``count`` candidates (``update(best_gflops, errors)``
+        after each); how many (0 once the space has nothing new: ``exhausted``). Needs
+        ``overlap="none"``, so that the batch is measured before it returns."""
+        proposed = self.step(count, update)
+        self.exhausted = proposed == 0
+        return proposed
+
+    def step(self, count: int, update=None) -> int:
+        """Propose up to ``count`` candidates and submit them; record the batches that are done.
+        Returns how many were proposed."""
+        pool: list[_Scored] = []
+        if count > 0:
+            pool, scored_seconds = _propose(
+                self.space,
+                self.model,
+                self.mod,
+                self.database,
+                self.key,
+                self.target,
+                self.device,
+                self.rng,
+                count,
+                self.seen,
+                self.epsilon,
+                self.guided,
+                self.flops,
+                self.elders,
+            )
+            self._feature_seconds += scored_seconds
+            self.seen.update(c.key for c in pool)
+        for measured_pool, results in self.batches.submit(pool):
+            records = [
+                _record(self.key, self.target, self.device, c, m, self.flops, self.seed)
+                for c, m in zip(measured_pool, results)
+            ]
+            _absorb(self.result, self.database, records, results, update)
+            if self.guided:
+                gflops = np.asarray([r.gflops or 0.0 for r in records])
+                self.model.update(np.stack([c.features for c in measured_pool]), gflops, workload=self.key)
+                self.model.save(_model_path(self.database, self.target))
         return len(pool)
 
     def close(self) -> None:
-        """Close the measurement session and finish the result (time, best record)."""
-        self.session.close()
+        """Stop the work in flight, close the measurement session, finish the result (times, best)."""
+        try:
+            self.batches.close()
+        finally:
+            self.session.close()
         result = self.result
+        result.measure_seconds = self.batches.wait_seconds
         result.seconds = time.perf_counter() - self._started
         result.cost_model_seconds = (
             self.model.training_seconds + self.model.prediction_seconds + self._feature_seconds
@@ -285,6 +315,97 @@ def _resume_message(result: TuneResult, trials: int) -> str:
             f"all {trials} trials already measured ({result.resumed} in the database, {best}); nothing to do"
         )
     return f"resuming: {result.resumed} of {trials} trials already measured ({best})"
+
+
+def _absorb(result: TuneResult, database: Database, records: list[TuningRecord], measured, update) -> None:
+    """Store one measured batch and count it into ``result``; ``update(best_gflops, errors)`` per record."""
+    for record, outcome in zip(records, measured):
+        database.add(record)
+        result.trials += 1
+        result.errors += outcome.status != "ok"
+        result.build_seconds += outcome.build_secs or 0.0
+        if record.gflops and record.gflops > result.best_gflops:
+            result.best = record
+        result.history.append((result.trials, result.best_gflops))
+        if update is not None:
+            update(result.best_gflops, result.errors)
+
+
+# What tune(overlap=...) runs in the background while the next batch is proposed.
+OVERLAP_MODES = ("auto", "measure", "build", "none")
+
+
+class _Batches:
+    """Measures batches of candidates, partly in the background while the next is proposed.
+
+    ``submit(pool)`` starts on ``pool`` and returns the batches that are done, each with its
+    results. With ``overlap="none"`` that is ``pool`` itself, built and measured at once.
+    Otherwise it is the batch submitted before: the caller proposes the next batch while the
+    build workers (other processes; this thread only waits on them) build the last one, and
+    with ``"measure"`` while the runner times it too. ``"auto"`` is ``"measure"`` on GPU
+    targets, whose timings a busy host core does not disturb, and ``"build"`` on the CPU,
+    where the kernel being timed needs every core. The price is one batch of staleness: a
+    batch is proposed by the model trained on every batch but the one in flight. The first
+    batch is measured at once, from this thread: the build workers are forked when first
+    needed and kept, and forking from the background thread while this one runs could hand
+    a worker a lock this thread held.
+    """
+
+    def __init__(self, measurer: MeasureSession, overlap: str, target: Target):
+        if overlap == "auto":
+            overlap = "measure" if target.is_gpu else "build"
+        if not isinstance(measurer, Measurer):
+            overlap = "none"  # a Ray session keeps its cluster busy itself, and only measures whole batches
+        self.measurer = measurer
+        self.overlap = overlap
+        self.wait_seconds = 0.0
+        self._background = ThreadPoolExecutor(max_workers=1) if overlap != "none" else None
+        self._pending: tuple[list[_Scored], Future] | None = None
+        self._started = False
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending[0]) if self._pending is not None else 0
+
+    def submit(self, pool: list[_Scored]) -> list[tuple[list[_Scored], list]]:
+        done = []
+        if self._background is None or not self._started:
+            # The first batch runs here, so the build workers (forked on first use and kept)
+            # are forked from this thread, never while another thread holds a lock.
+            self._started = bool(pool)
+            if pool:
+                done.append((pool, self._wait(lambda: self.measurer.measure(_candidates(pool)))))
+            return done
+        if self._pending is not None:
+            pending_pool, future = self._pending
+            self._pending = None
+            results = self._wait(future.result)
+            if self.overlap == "build":
+                results = self._wait(lambda: self.measurer.run(results))
+            done.append((pending_pool, results))
+        if pool:
+            work = self.measurer.measure if self.overlap == "measure" else self.measurer.build
+            self._pending = (pool, self._background.submit(work, _candidates(pool)))
+        return done
+
+    def _wait(self, results):
+        started = time.perf_counter()
+        measured = results()
+        self.wait_seconds += time.perf_counter() - started
+        return measured
+
+    def close(self) -> None:
+        """After an error or Ctrl-C: stop the work in flight (its processes) and the thread."""
+        if self._background is None:
+            return
+        if self._pending is not None:
+            self.measurer.close()
+            self._pending = None
+        self._background.shutdown(wait=True)
+
+
+def _candidates(pool: list[_Scored]) -> list[Candidate]:
+    return [Candidate(c.trace_json, c.mod) for c in pool]
 
 
 @dataclass(eq=False)
@@ -310,7 +431,9 @@ class _Scored:
         return self.sch.mod
 
 
-def _propose(space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops):
+def _propose(
+    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops, elders
+):
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
     keys = set(seen)
@@ -335,11 +458,7 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     if not guided:
         return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
-    elders = [
-        _Scored(sch, trace_json, _trace_key(trace_json), _features(sch, target, flops))
-        for _, sch in _replayed(database.best(key, str(target), device, k=max(PARENTS, count)), mod)
-        for trace_json in [sch.trace.as_json()]
-    ]
+    elders = elders.of(database.best(key, str(target), device, k=max(PARENTS, count)))
     population = list(samples)
     for _generation in range(GENERATIONS):
         _score(model, population + elders)
@@ -348,6 +467,30 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
             population += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
     _score(model, population)
     return _select(population, samples, count, epsilon, rng), time.perf_counter() - started
+
+
+class _Elders:
+    """The best records as candidates to breed from, each replayed and featurized once per run
+    (the best records of one round are mostly those of the round before)."""
+
+    def __init__(self, mod: IRModule, target: Target, flops: int):
+        self.mod, self.target, self.flops = mod, target, flops
+        self._known: dict[str, _Scored] = {}
+
+    def of(self, records: list[TuningRecord]) -> list[_Scored]:
+        found = []
+        for record, sch in _replayed(
+            [r for r in records if _trace_key(r.trace) not in self._known], self.mod
+        ):
+            trace_json = sch.trace.as_json()
+            self._known[_trace_key(record.trace)] = _Scored(
+                sch, trace_json, _trace_key(trace_json), _features(sch, self.target, self.flops)
+            )
+        for record in records:
+            elder = self._known.get(_trace_key(record.trace))
+            if elder is not None:
+                found.append(elder)
+        return found
 
 
 def _select(

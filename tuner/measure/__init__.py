@@ -143,15 +143,27 @@ class Measurer:
 
     def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
         """Build, check and time ``candidates``; one result each, in the same order."""
+        return self.run(self.build(candidates))
+
+    def build(self, candidates: Sequence[Candidate]) -> list[BuildOutcome]:
+        """The first half of ``measure``: build ``candidates`` in the worker processes."""
         try:
             tasks = [BuildTask(c.mod, str(self.target), c.source_override) for c in candidates]
-            return [self.run_built(outcome) for outcome in self._builder.build(tasks)]
+            return self._builder.build(tasks)
         except BaseException:
             self.close()  # Ctrl-C (or a bug here) must not leave workers or the runner behind
             raise
 
-    def run_built(self, outcome: BuildOutcome) -> MeasureResult:
-        """Check and time one candidate built elsewhere (a Ray build task: tuner/measure/ray_runner.py)."""
+    def run(self, built: Sequence[BuildOutcome]) -> list[MeasureResult]:
+        """The second half of ``measure``: check and time what ``build`` built, one at a time (or
+        what Ray build tasks built elsewhere: tuner/measure/ray_runner.py)."""
+        try:
+            return [self._run(outcome) for outcome in built]
+        except BaseException:
+            self.close()
+            raise
+
+    def _run(self, outcome: BuildOutcome) -> MeasureResult:
         if outcome.status != BUILT:
             return MeasureResult(outcome.status, error=outcome.error, build_secs=outcome.build_secs)
         problem = self._signature_problem(outcome.functions)

@@ -116,7 +116,7 @@ class DeviceActor:
         opened, device = self.open(session, spec_box)
         if not opened:
             return False, device
-        result = self._measurers[session].run_built(outcome)
+        result = self._measurers[session].run([outcome])[0]
         return True, replace(result, device=device, node=self.where()[0])
 
     def close_session(self, session: int) -> None:
