@@ -37,7 +37,8 @@ class Backend:
     ``load(source, functions, target)`` runs there, imported only when loading.
     ``precompile(source, target)``: compiling done in the build workers (C), or None.
     ``group_word`` / ``shared_word``: what the target calls a thread group and its
-    shared memory, in error messages.
+    shared memory, in error messages. ``warp_reductions``: the target reduces a
+    whole warp in one operation (Metal's ``simd_sum``), used by cross-thread reductions.
     """
 
     kind: str
@@ -50,6 +51,7 @@ class Backend:
     precompile: Callable[[str, Target], object] | None = None
     group_word: str = "block"
     shared_word: str = "shared"
+    warp_reductions: bool = False
 
     @property
     def devices(self) -> tuple[str, ...]:

@@ -532,6 +532,8 @@ class CFamilyPrinter:
         return Code(self.vector_literal(node.dtype, parts))
 
     def expr_Call(self, node: Call) -> Code:
+        if node.op.startswith("tir.warp_"):
+            return self.warp_intrinsic(node)
         if node.op == "if_then_else":
             return self.conditional(*node.args)
         if node.op == "sigmoid":
@@ -546,6 +548,10 @@ class CFamilyPrinter:
         return self.call(self.math_name(node.op, node.dtype), list(node.args))
 
     has_rsqrt = False
+
+    def warp_intrinsic(self, node: Call) -> Code:
+        """A warp shuffle or reduction (tir/transform/lower_thread_allreduce.py); GPU dialects override."""
+        raise BuildError(f"{node.op} (a cross-thread reduction) has no spelling on target {self.target.kind!r}")
 
     def math_name(self, op: str, dtype: str) -> str:
         """C spelling: ``expf`` for float32, ``exp`` for float64; Metal overrides (``exp`` for all)."""

@@ -69,12 +69,18 @@ class NonUnitStrideVectorizeError(ScheduleError):
 # ---------------------------------------------------------------- checks
 
 
-def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: str) -> None:
-    """No block under ``loop`` binds a non-spatial iterator to an expression of the loop's variable."""
+def _check_no_reduction(
+    loop: For, primitive_name: str, error_cls: type, fix: str, allow_reduction: bool = False
+) -> None:
+    """No block under ``loop`` binds a non-spatial iterator to an expression of the loop's variable.
+
+    ``allow_reduction``: reduction iterators are allowed (a cross-thread reduction), opaque ones not.
+    """
     var = loop.loop_var
+    allowed = (IterKind.SPATIAL, IterKind.REDUCE) if allow_reduction else (IterKind.SPATIAL,)
     for realize in realizes_under(loop.body):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-            if iv.kind is IterKind.SPATIAL or not uses_var(value, lambda v: v is var):
+            if iv.kind in allowed or not uses_var(value, lambda v: v is var):
                 continue
             role = "reduction" if iv.kind is IterKind.REDUCE else "opaque"
             raise error_cls(
@@ -212,11 +218,16 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
     check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
     check_constant_extent(loop, "bind")
+    # A reduction loop may be bound to threadIdx.x/y/z (a cross-thread reduction, lowered by
+    # tir/transform/lower_cross_thread_reduction.py), never to blockIdx or vthread: as TVM.
+    cross_thread = tag.startswith("threadIdx.")
     _check_no_reduction(
         loop,
         "bind",
         BindReductionError,
-        "Bind the spatial loops only, or rfactor the reduction first",
+        "Only threadIdx.x/y/z can carry a reduction (a cross-thread reduction); bind the spatial "
+        "loops to blockIdx/vthread, or rfactor the reduction and bind the factored loop",
+        allow_reduction=cross_thread,
     )
     _check_thread_nesting(state, loop, tag)
     state.replace({loop: replace(loop, kind=ForKind.THREAD_BINDING, thread_tag=tag)})
@@ -267,7 +278,10 @@ class ForKindMethods:
         ``bind`` in TVM; ``gpu_blocks``/``gpu_threads`` in Halide; a grid axis in Triton.
 
         Requirements: the loop is serial and has a constant extent; no block under it
-        uses it for a reduction (or opaque) iterator. A loop around or inside it may be
+        uses it for an opaque iterator, nor for a reduction iterator unless the axis is
+        threadIdx.x/y/z: a reduction loop bound to threads is a cross-thread reduction
+        (TVM's rule), which the GPU targets lower to warp shuffles (Metal: simdgroup
+        operations) combined through shared memory, and C to a loop. A loop around or inside it may be
         bound to the same axis (a cooperative fetch inside a thread loop) when the blocks
         under the inner one do not use the outer one.
 
