@@ -551,7 +551,9 @@ class CFamilyPrinter:
 
     def warp_intrinsic(self, node: Call) -> Code:
         """A warp shuffle or reduction (tir/transform/lower_thread_allreduce.py); GPU dialects override."""
-        raise BuildError(f"{node.op} (a cross-thread reduction) has no spelling on target {self.target.kind!r}")
+        raise BuildError(
+            f"{node.op} (a cross-thread reduction) has no spelling on target {self.target.kind!r}"
+        )
 
     def math_name(self, op: str, dtype: str) -> str:
         """C spelling: ``expf`` for float32, ``exp`` for float64; Metal overrides (``exp`` for all)."""

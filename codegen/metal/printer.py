@@ -73,7 +73,7 @@ class MetalPrinter(CFamilyPrinter):
         return op
 
     def warp_intrinsic(self, node: Call) -> Code:
-        """``simd_shuffle_down(v, delta)``, ``simd_shuffle(v, lane)`` and ``simd_sum(v)`` (max, min, product)."""
+        """``simd_shuffle_down(v, delta)``, ``simd_shuffle(v, lane)``, ``simd_sum(v)`` (max, min, product)."""
         if node.op == WARP_REDUCE:
             value, kind = node.args
             return Code(f"simd_{kind.value}({self.expr(value).text})")

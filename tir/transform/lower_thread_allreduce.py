@@ -26,8 +26,9 @@ index ``g`` the others; each group reduces on its own. Three shapes:
   warp unevenly): a shared-memory tree over ``r`` with a barrier per level.
 
 The statement must be reached by every thread of the block (barriers and shuffles
-are collective): under a thread loop narrower than the launch or under an ``if`` it
-is a ValueError naming the reduction.
+are collective): under an ``if`` it is a ValueError naming the reduction. (Thread
+loops narrower than the launch cannot surround it: unify_thread_binding gives all
+loops of a tag in one kernel one extent.)
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from ..expr import (
 )
 from ..function import PrimFunc
 from ..functor import Mutator, post_order_visit
-from ..stmt import Allocate, BufferStore, For, ForKind, IfThenElse, SeqStmt, Stmt, seq
+from ..stmt import Allocate, BufferStore, For, ForKind, IfThenElse, Stmt, seq
 from .inject_thread_sync import storage_sync
 from .lower_cross_thread_reduction import ALLREDUCE
 
@@ -101,9 +102,6 @@ class _Expander(Mutator):
         saved = (self.kernel, self.guard, self.in_thread_loop, self.scratch)
         if self.kernel is None:
             self.kernel = _Kernel(loop)
-        launched = self.kernel.extent(loop.thread_tag)
-        if not (isinstance(loop.extent, IntImm) and loop.extent.value == launched) and self.guard is None:
-            self.guard = f"loop {loop.loop_var.name} runs {loop.extent} of the {launched} {loop.thread_tag} threads"
         opens = loop.thread_tag.startswith("threadIdx.") and not self.in_thread_loop
         if opens:
             self.in_thread_loop, self.scratch = True, []
@@ -113,8 +111,12 @@ class _Expander(Mutator):
                 body = new.body
                 for buffer in reversed(self.scratch):
                     body = Allocate(buffer, body)
-                new = new if body is new.body else For(
-                    new.loop_var, new.min, new.extent, new.kind, body, new.thread_tag, new.annotations
+                new = (
+                    new
+                    if body is new.body
+                    else For(
+                        new.loop_var, new.min, new.extent, new.kind, body, new.thread_tag, new.annotations
+                    )
                 )
             return new
         finally:
@@ -184,7 +186,7 @@ class _Allreduce:
         if self.size <= self.warp:
             if self.expander.warp_reduce and whole_warps:
                 return stage
-            lane = (self.tid % self.warp)
+            lane = self.tid % self.warp
             source = lane - (self.r % self.warp)
             return seq(stage, self._set(Call(self.dtype, SHUFFLE, (self._mask(), self._load(), source))))
         warps = -(-self.size // self.warp)
@@ -200,7 +202,9 @@ class _Allreduce:
             ForKind.SERIAL,
             self._set(combine(self.kind, self._load(), BufferLoad(scratch, (base + j,)))),
         )
-        return seq(stage, write, storage_sync(), self._set(BufferLoad(scratch, (base,))), gather, storage_sync())
+        return seq(
+            stage, write, storage_sync(), self._set(BufferLoad(scratch, (base,))), gather, storage_sync()
+        )
 
     def _warp_stage(self) -> Stmt:
         """Reduce within each warp (or warp segment); lane 0 of the segment ends with the result."""
@@ -208,13 +212,15 @@ class _Allreduce:
         if self.expander.warp_reduce and whole_warps:
             return self._set(Call(self.dtype, WARP_REDUCE, (self._load(), StringImm(_name(self.kind)))))
         width = min(self.size, self.warp)
-        lane = (self.r % self.warp)
+        lane = self.r % self.warp
         ragged = self.size % self.warp != 0 and self.size & (self.size - 1) != 0
         active = None
         if ragged:
             last = self.size // self.warp
             partial = IntImm(self.size % self.warp, "int32")
-            active = partial if last == 0 else Select((self.r // self.warp).equal(last), partial, const(self.warp))
+            active = (
+                partial if last == 0 else Select((self.r // self.warp).equal(last), partial, const(self.warp))
+            )
         stmts = []
         offset = 1 << (width - 1).bit_length() - 1 if width > 1 else 0
         self.shuffles = offset >= 1
@@ -234,10 +240,15 @@ class _Allreduce:
         stmts: list[Stmt] = [BufferStore(scratch, self._load(), (base + self.r,)), storage_sync()]
         offset = 1 << (self.size - 1).bit_length() - 1 if self.size > 1 else 0
         while offset >= 1:
-            mine, theirs = BufferLoad(scratch, (base + self.r,)), BufferLoad(scratch, (base + self.r + offset,))
+            mine, theirs = (
+                BufferLoad(scratch, (base + self.r,)),
+                BufferLoad(scratch, (base + self.r + offset,)),
+            )
             condition = (self.r < offset) & (self.r + offset < self.size)
             stmts += [
-                IfThenElse(condition, BufferStore(scratch, combine(self.kind, mine, theirs), (base + self.r,))),
+                IfThenElse(
+                    condition, BufferStore(scratch, combine(self.kind, mine, theirs), (base + self.r,))
+                ),
                 storage_sync(),
             ]
             offset //= 2
@@ -283,5 +294,3 @@ def _name(kind: type) -> str:
 def lower_thread_allreduce(func: PrimFunc, warp_size: int = 32, warp_reduce: bool = False) -> PrimFunc:
     """Expand every ``tir.thread_allreduce``; ``warp_reduce``: the target has whole-warp reductions."""
     return func.with_body(_Expander(warp_size, warp_reduce).visit(func.body))
-
-
