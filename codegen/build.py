@@ -1,6 +1,7 @@
 """``build(mod, target)``: lower, print, describe and load a module for a target.
 
-For each PrimFunc: check what the target can do (static shapes, dtypes), count
+For each PrimFunc: check what the target can do (static shapes, dtypes) and that
+every annotation is one the lowering acts on (codegen/annotations.py), count
 its FLOPs, run the target's pipeline (codegen/pipeline.py), split GPU kernels
 and check their limits (codegen/kernels.py), and print it with the target's
 printer. The module's one source text goes to the target's runtime:
@@ -24,6 +25,7 @@ from tir.function import IRModule, PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import BufferStore
 
+from .annotations import check_annotations
 from .errors import BuildError, RuntimeUnavailableError
 from .kernels import check_dtypes, split_device_kernels
 from .module import Module
@@ -65,6 +67,7 @@ def generate_source(
 
 def _build_function(name, func, target, printer_class, needs, dump) -> tuple[list[str], CompiledFunction]:
     params = _param_specs(name, func)
+    check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
     flops = flop_count(func)
     try:
