@@ -261,3 +261,52 @@ def test_all_reduce_under_a_condition_is_refused():
     func = tir.PrimFunc((), loop)
     with pytest.raises(ValueError, match="into B is not reached by every thread.*under `if"):
         lower_thread_allreduce(func)
+
+
+# ---------------------------------------------------------------- on an NVIDIA GPU (pytest -m gpu)
+
+GPU_CASES = {
+    "softmax_128": (lambda: cross_thread_softmax(128), lambda: softmax(6, 200), "sum"),
+    "softmax_100": (lambda: cross_thread_softmax(100), lambda: softmax(6, 200), "sum"),
+    "sum_24": (lambda: bind_rows_and_threads(row_reduce("sum"), 24), lambda: row_reduce("sum"), "sum"),
+    "sum_100": (lambda: bind_rows_and_threads(row_reduce("sum"), 100), lambda: row_reduce("sum"), "sum"),
+    "max_256": (lambda: bind_rows_and_threads(row_reduce("max"), 256), lambda: row_reduce("max"), "max"),
+    "product_48": (
+        lambda: bind_rows_and_threads(row_reduce("product"), 48),
+        lambda: row_reduce("product"),
+        "product",
+    ),
+    "int_max_40": (
+        lambda: bind_rows_and_threads(row_reduce("max", dtype="int32"), 40),
+        lambda: row_reduce("max", dtype="int32"),
+        "max",
+    ),
+    "segments_8x4": (
+        lambda: bind_rows_and_threads(row_reduce("sum", rows=12), 8, 4),
+        lambda: row_reduce("sum", rows=12),
+        "sum",
+    ),
+    "segments_16x3": (
+        lambda: bind_rows_and_threads(row_reduce("sum", rows=12), 16, 3),
+        lambda: row_reduce("sum", rows=12),
+        "sum",
+    ),
+    "tree_24x4": (
+        lambda: bind_rows_and_threads(row_reduce("min", rows=12), 24, 4),
+        lambda: row_reduce("min", rows=12),
+        "min",
+    ),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", sorted(GPU_CASES))
+def test_cross_thread_reductions_on_cuda(case):
+    from codegen import RuntimeUnavailableError
+
+    schedule, original, reducer = GPU_CASES[case]
+    try:
+        build(row_reduce("sum"), "cuda").loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    check(schedule(), original(), lambda mod, arrays: build(mod, "cuda")["main"](*arrays), reducer)
