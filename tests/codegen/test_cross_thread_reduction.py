@@ -15,6 +15,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tir
 from codegen import BuildError, build, registry
@@ -126,7 +128,7 @@ def test_integer_reductions(runner, reducer):
 # ---------------------------------------------------------------- several groups per block
 
 
-@pytest.mark.parametrize(("threads", "rows"), [(8, 4), (32, 4), (16, 3), (24, 4), (48, 2)])
+@pytest.mark.parametrize(("threads", "rows"), [(8, 4), (32, 4), (16, 3), (24, 4), (48, 2), (64, 2)])
 def test_rows_on_thread_y_reduce_on_thread_x(runner, threads, rows):
     """Segments of a warp (8, 16), whole warps (32), and the shared-memory tree (24, 48)."""
     func = row_reduce("sum", rows=12)
@@ -170,6 +172,27 @@ def test_after_rfactor(runner):
     sch.compute_at(rf, sch.get_loops(block)[1])
     sch.set_scope(rf, 0, "local")
     check(sch, func, runner)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    reducer=st.sampled_from(["sum", "max", "min"]),
+    cols=st.sampled_from([37, 64, 100]),
+    threads=st.integers(1, 64),
+    rows_per_block=st.sampled_from([1, 2, 3, 4]),
+    reduce_on_y=st.booleans(),
+)
+def test_random_thread_bound_reductions(runner, reducer, cols, threads, rows_per_block, reduce_on_y):
+    """Hypothesis draws the reduction's thread count, rows per block and which axis reduces."""
+    func = row_reduce(reducer, rows=12, cols=cols)
+    sch = Schedule(func)
+    i, k = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, [None, rows_per_block])
+    _, k1 = sch.split(k, [None, threads])
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.x" if reduce_on_y else "threadIdx.y")
+    sch.bind(k1, "threadIdx.y" if reduce_on_y else "threadIdx.x")
+    check(sch, func, runner, reducer)
 
 
 # ---------------------------------------------------------------- softmax
