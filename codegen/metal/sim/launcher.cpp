@@ -59,6 +59,7 @@ struct SimdGroup {
   unsigned active = 0;
   std::atomic<unsigned> generation{0};
   std::atomic<unsigned> arrived{0};
+  std::atomic<unsigned> pending_site{0};  // the call the waiting lanes are at (for messages)
   unsigned site[2][kSimdWidth] = {};
   unsigned char slot[2][kSimdWidth][kMaxSimdBytes] = {};
 };
@@ -99,6 +100,7 @@ class Launch {
     const unsigned parity = generation & 1;
     std::memcpy(simd.slot[parity][lane], value, bytes);
     simd.site[parity][lane] = site;
+    simd.pending_site.store(site, std::memory_order_release);
     if (simd.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == simd.active) {
       for (unsigned i = 1; i < simd.active; ++i) {
         if (simd.site[parity][i] != simd.site[parity][0]) {
@@ -125,7 +127,7 @@ class Launch {
     SimdGroup& simd = simd_[lane_index / kSimdWidth];
     const unsigned waiting = simd.arrived.load(std::memory_order_acquire);
     if (waiting != 0) {
-      const unsigned site = simd.site[simd.generation.load() & 1][0];
+      const unsigned site = simd.pending_site.load(std::memory_order_acquire);
       fail("divergent simdgroup function: lane " + std::to_string(lane_index % kSimdWidth) + " of simdgroup " +
            std::to_string(lane_index / kSimdWidth) + " of threadgroup " + format(group) + " reached " +
            (arrival == Arrival::from_barrier ? "threadgroup_barrier" : "the end of the kernel") + " while " +
