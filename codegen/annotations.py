@@ -23,7 +23,9 @@ LOOP_ANNOTATIONS = {
     AUTO_UNROLL_KEY: "unroll_loop unrolls the loop nest's bodies up to this many statements",
     PRAGMA_UNROLL_KEY: "the printers put `#pragma unroll` on the loop",
 }
-BLOCK_ANNOTATIONS: dict[str, str] = {}
+BLOCK_ANNOTATIONS = {
+    AUTO_UNROLL_KEY: "lower_opaque_block puts it on the outermost loops inside the block, as TVM",
+}
 
 # Keys from TVM that we know and do not lower yet, with what to do instead.
 NOT_YET = {

@@ -10,6 +10,7 @@ from codegen import BuildError, build
 from codegen.build import generate_source
 from schedule import Schedule
 from tests.schedule.util import random_args
+from tir import T
 from tuner.workloads import reduction_sum
 
 
@@ -42,7 +43,8 @@ def test_block_annotations_are_reported_with_the_block():
     sch, _, _ = _schedule()
     sch.annotate(sch.get_block("B"), "meta_schedule.unroll_explicit", 16)
     with pytest.raises(
-        BuildError, match=r"block B has annotation 'meta_schedule.unroll_explicit'.*understands: none"
+        BuildError,
+        match=r"block B has annotation 'meta_schedule.unroll_explicit'.*understands: pragma_auto_unroll",
     ):
         build(sch.mod, "c")
 
@@ -64,4 +66,27 @@ def test_known_annotations_build_and_compute():
     arrays, expected = random_args(func), random_args(func)
     tir.interpret(reduction_sum(16, 64).main_function(), *expected)
     build(sch.mod, "c")["main"](*arrays)
+    np.testing.assert_allclose(arrays[1], expected[1], rtol=1e-5)
+
+
+@T.prim_func
+def row_sum_in_an_annotated_block(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            T.block_attr({"pragma_auto_unroll_max_step": 16})
+            for k in range(8):
+                with T.block("B"):
+                    vk = T.axis.reduce(8, k)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+
+def test_block_auto_unroll_limits_the_loops_inside_the_block():
+    source, _ = generate_source(row_sum_in_an_annotated_block, "c")
+    assert source.count("for (") == 1 and "A[i * 8 + 7]" in source  # k unrolled: 8 statements <= 16
+    arrays, expected = random_args(row_sum_in_an_annotated_block), random_args(row_sum_in_an_annotated_block)
+    tir.interpret(row_sum_in_an_annotated_block, *expected)
+    build(row_sum_in_an_annotated_block, "c")["row_sum_in_an_annotated_block"](*arrays)
     np.testing.assert_allclose(arrays[1], expected[1], rtol=1e-5)
