@@ -25,33 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.gemm import cuda_event_seconds, median_seconds  # noqa: E402
 from codegen import build  # noqa: E402
-from schedule import Schedule  # noqa: E402
-from tuner import workloads  # noqa: E402
+from tests.codegen.cross_thread_schedules import cross_thread_row_sum, cross_thread_softmax  # noqa: E402
 
 
 def softmax_schedule(rows: int, cols: int, threads: int):
-    """Row max and row sum reduced by the block's threads into shared memory, then the divide."""
-    sch = Schedule(workloads.softmax(rows, cols))
-    i, j = sch.get_loops(sch.get_block("B"))
-    sch.bind(i, "blockIdx.x")
-    _, j1 = sch.split(j, [None, threads])
-    sch.bind(j1, "threadIdx.x")
-    for name in ("A_sum", "A_max"):
-        block = sch.get_block(name)
-        sch.compute_at(block, i)
-        _, k1 = sch.split(sch.get_loops(block)[-1], [None, threads])
-        sch.bind(k1, "threadIdx.x")
-        sch.set_scope(block, 0, "shared")
-    return sch.mod
+    return cross_thread_softmax(threads, rows, cols).mod
 
 
 def row_sum_schedule(rows: int, cols: int, threads: int):
-    sch = Schedule(workloads.reduction_sum(rows, cols))
-    i, k = sch.get_loops(sch.get_block("B"))
-    sch.bind(i, "blockIdx.x")
-    _, k1 = sch.split(k, [None, threads])
-    sch.bind(k1, "threadIdx.x")
-    return sch.mod
+    return cross_thread_row_sum(threads, rows, cols).mod
 
 
 def _softmax64(a: np.ndarray) -> np.ndarray:

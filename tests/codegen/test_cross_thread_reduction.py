@@ -23,6 +23,7 @@ from codegen import BuildError, build, registry
 from codegen.build import generate_source
 from codegen.cuda import nvcc
 from schedule import Schedule
+from tests.codegen.cross_thread_schedules import cross_thread_softmax
 from tests.schedule.util import random_args
 from tir.transform.lower_cross_thread_reduction import ALLREDUCE
 from tir.transform.lower_thread_allreduce import lower_thread_allreduce
@@ -196,22 +197,6 @@ def test_random_thread_bound_reductions(runner, reducer, cols, threads, rows_per
 
 
 # ---------------------------------------------------------------- softmax
-
-
-def cross_thread_softmax(threads: int = 128, rows: int = 6, cols: int = 200) -> Schedule:
-    """Row max and row sum each reduced by the block's threads, shared between them (MetaSchedule's rule)."""
-    sch = Schedule(softmax(rows, cols))
-    i, j = sch.get_loops(sch.get_block("B"))
-    sch.bind(i, "blockIdx.x")
-    _, j1 = sch.split(j, [None, threads])
-    sch.bind(j1, "threadIdx.x")
-    for name in ("A_sum", "A_max"):
-        block = sch.get_block(name)
-        sch.compute_at(block, i)
-        _, k1 = sch.split(sch.get_loops(block)[-1], [None, threads])
-        sch.bind(k1, "threadIdx.x")
-        sch.set_scope(block, 0, "shared")
-    return sch
 
 
 @pytest.mark.parametrize("threads", [32, 100, 128])

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codegen.build import generate_source
+from tests.codegen.cross_thread_schedules import cross_thread_softmax
 from tests.codegen.seed_kernels import SEED_KERNELS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -47,8 +48,6 @@ def test_matmul_shared_uses_float4_loads_on_gpus():
 @pytest.mark.parametrize("target", ["cuda", "metal"])
 def test_golden_cross_thread_softmax(target, request):
     """Row max and row sum each reduced across the block's 128 threads (shuffles; simd_max, simd_sum)."""
-    from tests.codegen.test_cross_thread_reduction import cross_thread_softmax
-
     source, _ = generate_source(cross_thread_softmax(128, rows=256, cols=1024).mod, target)
     path = GOLDEN / f"softmax_cross_thread.{SUFFIX[target]}"
     if request.config.getoption("--update-golden"):
