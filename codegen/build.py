@@ -20,12 +20,13 @@ import contextlib
 from collections.abc import Callable
 
 from tir.analysis.flops import flop_count
+from tir.analysis.well_formed import verify_well_formed
 from tir.buffer import Buffer
 from tir.function import IRModule, PrimFunc
-from tir.functor import post_order_visit
-from tir.stmt import BufferStore
 
 from .annotations import check_annotations
+from .c_family import stored_buffers
+from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
 from .kernels import check_dtypes, split_device_kernels
 from .module import Module
@@ -35,12 +36,21 @@ from .target import Target
 
 
 def build(
-    mod: IRModule | PrimFunc, target: Target | str = "c", device: str | None = None, dump: Dump | None = None
+    mod: IRModule | PrimFunc,
+    target: Target | str = "c",
+    device: str | None = None,
+    dump: Dump | None = None,
+    check_bounds: bool = False,
 ) -> Module:
-    """Compile every function of ``mod`` for ``target``; see the module docstring."""
+    """Compile every function of ``mod`` for ``target``; see the module docstring.
+
+    ``check_bounds=True`` makes a checked build: accesses the bounds prover could
+    not decide and integer divisors are checked at run time, and a failed check
+    raises ``BoundsCheckError`` / ``DivisionCheckError`` (codegen/checks.py).
+    """
     target = Target.parse(target)
     device = target.backend.check_device(device)
-    source, functions = generate_source(mod, target, dump)
+    source, functions = generate_source(mod, target, dump, check_bounds)
     loader = _loader(target, device, source, functions)
     module = Module(source, functions, target, loader, timings=device != "sim")
     with contextlib.suppress(RuntimeUnavailableError):
@@ -49,7 +59,7 @@ def build(
 
 
 def generate_source(
-    mod: IRModule | PrimFunc, target: Target | str, dump: Dump | None = None
+    mod: IRModule | PrimFunc, target: Target | str, dump: Dump | None = None, check_bounds: bool = False
 ) -> tuple[str, list[CompiledFunction]]:
     """The module's source text for ``target`` and each function's description, without compiling."""
     target = Target.parse(target)
@@ -59,19 +69,30 @@ def generate_source(
     needs: set[str] = set()
     sources, functions = [], []
     for name, func in mod.functions.items():
-        source, spec = _build_function(name, func, target, printer_class, needs, dump)
+        try:
+            source, spec = _build_function(name, func, target, printer_class, needs, dump, check_bounds)
+        except BuildError:
+            raise
+        except Exception as error:  # a bug of ours; the user still gets a BuildError that says so
+            raise BuildError(
+                f"function {name}: internal error of the code generator ({type(error).__name__}: {error}); "
+                "please report it with the program"
+            ) from error
         sources.extend(source)
         functions.append(spec)
     return "\n\n".join(part for part in (prelude(needs), *sources) if part) + "\n", functions
 
 
-def _build_function(name, func, target, printer_class, needs, dump) -> tuple[list[str], CompiledFunction]:
+def _build_function(
+    name, func, target, printer_class, needs, dump, check_bounds
+) -> tuple[list[str], CompiledFunction]:
     params = _param_specs(name, func)
     check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
     flops = flop_count(func)
     try:
-        lowered = lower_for_target(func, target, dump)
+        verify_well_formed(func)
+        lowered = lower_for_target(func, target, dump, check_bounds)
     except BuildError:
         raise
     except ValueError as error:
@@ -80,8 +101,12 @@ def _build_function(name, func, target, printer_class, needs, dump) -> tuple[lis
         printer = printer_class(target)
         source = printer.function_source(lowered, f"tir_{name}")
         needs |= printer.needs
-        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}")
+        checks = check_sites(lowered.attrs, [(f"tir_{name}", lowered.body)])
+        params += (state_spec(checks),) if checks else ()
+        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}", checks=checks)
     kernels, workspaces = split_device_kernels(lowered, target, name)
+    checks = check_sites(lowered.attrs, [(k.name, k.body) for k in kernels])
+    params += (state_spec(checks),) if checks else ()
     sources = []
     for kernel in kernels:
         printer = printer_class(target)
@@ -89,17 +114,11 @@ def _build_function(name, func, target, printer_class, needs, dump) -> tuple[lis
         needs |= printer.needs
     spaces = tuple(BufferSpec(b.name, b.dtype, b.static_shape(), True) for b in workspaces)
     launches = tuple(k.launch() for k in kernels)
-    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces)
+    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces, checks=checks)
 
 
 def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
-    written = set()
-
-    def visit(node) -> None:
-        if isinstance(node, BufferStore):
-            written.add(node.buffer)
-
-    post_order_visit(func.body, visit)
+    written = stored_buffers(func.body)
     specs = []
     for param in func.params:
         if not isinstance(param, Buffer):

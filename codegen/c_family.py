@@ -56,6 +56,7 @@ from tir.expr import (
 )
 from tir.functor import post_order_visit
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
 
 from .errors import BuildError
 from .lanes import lane
@@ -177,6 +178,7 @@ class CFamilyPrinter:
         self.taken: set[str] = set()
         self.needs: set[str] = set()
         self.vector_buffers: set[Buffer] = set()
+        self.read_only: set[Buffer] = set()
         self.used: set[Var] = set()
         self.launch_extents: dict[str, int] = {}
 
@@ -258,6 +260,7 @@ class CFamilyPrinter:
         """One GPU kernel (a codegen.kernels.DeviceKernel): signature, thread indices, body."""
         self.launch_extents = kernel.extents
         self.vector_buffers = vector_accessed_buffers(kernel.body)
+        self.read_only = {p for p in kernel.params if isinstance(p, Buffer)} - stored_buffers(kernel.body)
         for tag, var in kernel.thread_vars.items():
             self.name_of(var)
             self.analyzer.bind(var, Range(const(0), const(kernel.extents[tag])))
@@ -273,9 +276,9 @@ class CFamilyPrinter:
         raise NotImplementedError
 
     def param_declaration(self, param: Buffer | Var) -> str:
-        """``float* __restrict__ A`` for a buffer, ``float alpha`` for a scalar (C and CUDA)."""
+        """``float* __restrict__ A`` for a buffer (``const`` if only read), ``float alpha`` for a scalar."""
         if isinstance(param, Buffer):
-            return f"{self.type_of(param.dtype)}* __restrict__ {self.name_of(param)}"
+            return f"{self.const(param)}{self.type_of(param.dtype)}* __restrict__ {self.name_of(param)}"
         return f"{self.type_of(param.dtype)} {self.name_of(param)}"
 
     def thread_index(self, tag: str) -> str:
@@ -375,7 +378,11 @@ class CFamilyPrinter:
         return f"({self.pointer_cast(buffer, dtype)})({address})"
 
     def pointer_cast(self, buffer: Buffer, dtype: str) -> str:
-        return f"{self.type_of(dtype)}*"
+        return f"{self.const(buffer)}{self.type_of(dtype)}*"
+
+    def const(self, buffer: Buffer) -> str:
+        """``const `` for a kernel parameter the kernel only reads, so the compiler knows it."""
+        return "const " if buffer in self.read_only else ""
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"{self.type_of(dtype)}({', '.join(parts)})"
@@ -534,6 +541,11 @@ class CFamilyPrinter:
     def expr_Call(self, node: Call) -> Code:
         if node.op.startswith("tir.warp_"):
             return self.warp_intrinsic(node)
+        if node.op in (CHECK_INDEX, CHECK_DIVISOR):
+            *args, state = node.args  # state: a load of tir_check_state, passed as the pointer
+            self.needs.add("check")
+            operands = ", ".join(self.expr(a).text for a in args)
+            return Code(f"{node.op.replace('.', '_')}({operands}, {self.name_of(state.buffer)})")
         if node.op == "if_then_else":
             return self.conditional(*node.args)
         if node.op == "sigmoid":
@@ -585,6 +597,41 @@ def integer_helpers(needs: set[str], qualifier: str) -> list[str]:
         if kind in _INTEGER_HELPERS:
             found.append(_INTEGER_HELPERS[kind].format(q=qualifier, t=ctype, n=ctype.replace(" ", "_")))
     return found
+
+
+def stored_buffers(body: Stmt) -> set[Buffer]:
+    """Buffers that ``body`` writes: BufferStore targets, and the check state of checked builds."""
+    found: set[Buffer] = set()
+
+    def visit(node) -> None:
+        if isinstance(node, BufferStore):
+            found.add(node.buffer)
+        elif isinstance(node, Call) and node.op in (CHECK_INDEX, CHECK_DIVISOR):
+            found.add(node.args[-1].buffer)  # the helper records failures in it
+
+    post_order_visit(body, visit)
+    return found
+
+
+_CHECK_HELPERS = (
+    "{q} {i} tir_check_index({i} index, {i} extent, int site, {s}{i}* state) {{\n"
+    "  if (index >= 0 && index < extent) return index;\n"
+    "  state[2 * site] = 1;\n  state[2 * site + 1] = index;\n  return 0;\n}}",
+    "{q} {i} tir_check_divisor({i} divisor, int site, {s}{i}* state) {{\n"
+    "  if (divisor != 0) return divisor;\n"
+    "  state[2 * site] = 1;\n  state[2 * site + 1] = 0;\n  return 1;\n}}",
+)
+
+
+def check_helpers(needs: set[str], qualifier: str, int64: str, space: str = "") -> list[str]:
+    """The run-time check helpers of checked builds (tir/transform/insert_runtime_checks.py), if used.
+
+    A failed check records the site and the value in ``state`` and returns a safe
+    value (index 0, divisor 1) so the kernel goes on without touching foreign memory.
+    """
+    if "check" not in needs:
+        return []
+    return [helper.format(q=qualifier, i=int64, s=space) for helper in _CHECK_HELPERS]
 
 
 def vector_accessed_buffers(body: Stmt) -> set[Buffer]:

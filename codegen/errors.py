@@ -6,7 +6,9 @@ a thread tag bound with two extents). It names the construct, the kernel and
 how to fix it, and is raised before any compiler runs.
 ``CompileError``: the downstream compiler (cc, nvcc/NVRTC, Metal) failed
 anyway; it shows the compiler's message and the generated source lines it
-points at. ``LaunchError``: a kernel failed at run time.
+points at. ``LaunchError``: a kernel failed at run time; in checked builds
+(``check_bounds=True``) ``BoundsCheckError`` and ``DivisionCheckError`` say
+which access or division of which kernel failed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ class BuildError(ValueError):
 
 class LaunchError(RuntimeError):
     """A compiled kernel failed while running (launch failure, simulator deadlock, ...)."""
+
+
+class BoundsCheckError(LaunchError, IndexError):
+    """A checked build (``check_bounds=True``) caught an access outside its buffer; it was skipped."""
+
+
+class DivisionCheckError(LaunchError, ZeroDivisionError):
+    """A checked build (``check_bounds=True``) caught an integer division or modulo by zero."""
 
 
 _LOCATION = re.compile(r"^(?P<file>[^\s:()]+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?|\((?P<pline>\d+)\))")

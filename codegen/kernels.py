@@ -23,7 +23,7 @@ from tir.buffer import Buffer
 from tir.expr import BufferLoad, IntImm, Var
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
-from tir.stmt import Allocate, BufferStore, For, ForKind, SeqStmt, Stmt
+from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
 from .errors import BuildError
 from .program import KernelLaunch
@@ -82,6 +82,8 @@ def _collect_host(stmt: Stmt, func_name: str, workspaces: list[Buffer], nests: l
         _collect_host(stmt.body, func_name, workspaces, nests)
     elif isinstance(stmt, For) and stmt.kind is ForKind.THREAD_BINDING:
         nests.append(stmt)
+    elif isinstance(stmt, Evaluate) and isinstance(stmt.value, IntImm):
+        pass  # nothing to run (a loop nest of extent 0)
     else:
         what = f"loop {stmt.loop_var.name}" if isinstance(stmt, For) else type(stmt).__name__
         raise BuildError(
@@ -131,6 +133,11 @@ def _record_thread_loop(kernel: DeviceKernel, loop: For) -> None:
             "which is not a constant; launch sizes must be known at build time (give the shape a size)"
         )
     extent = int(loop.extent.value)
+    if extent < 1:
+        raise BuildError(
+            f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {tag} has extent {extent}; "
+            "a launch needs at least one thread block and one thread (remove the empty loop)"
+        )
     known = kernel.extents.get(tag)
     if known is not None and known != extent and tag.startswith("blockIdx"):
         raise BuildError(

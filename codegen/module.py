@@ -14,10 +14,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from .checks import new_state, raise_if_failed
 from .errors import LaunchError
 from .program import CompiledFunction
+from .scalars import scalar_argument
 from .target import Target
 
 
@@ -75,10 +75,15 @@ class Function:
 
     def __call__(self, *arrays) -> None:
         check_arguments(self.spec, arrays)
-        self.module.loaded.run(self.spec.name, arrays)
+        if not self.spec.checks:
+            self.module.loaded.run(self.spec.name, arrays)
+            return
+        state = new_state(self.spec)
+        self.module.loaded.run(self.spec.name, (*arrays, state))
+        raise_if_failed(self.spec, state)
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{p.name}: {p.dtype}{list(p.shape)}" for p in self.spec.params)
+        params = ", ".join(f"{p.name}: {p.dtype}{list(p.shape)}" for p in self.spec.arguments)
         return f"<{self.module.target.kind} function {self.spec.name}({params})>"
 
 
@@ -129,7 +134,7 @@ class Module:
 
         def evaluate(*arrays) -> TimingResult:
             check_arguments(spec, arrays)
-            return TimingResult(tuple(self.loaded.time(name, arrays, number, repeat)))
+            return TimingResult(tuple(self._time(spec, arrays, number, repeat)))
 
         return evaluate
 
@@ -141,10 +146,19 @@ class Module:
         self._check_timings()
         check_arguments(spec, arrays)
         if number is None:
-            (once,) = self.loaded.time(name, arrays, 1, 1)
+            (once,) = self._time(spec, arrays, 1, 1)
             number = max(1, min(1000, math.ceil(min_repeat_seconds / max(once, 1e-7))))
-        timing = TimingResult(tuple(self.loaded.time(name, arrays, number, repeat)))
+        timing = TimingResult(tuple(self._time(spec, arrays, number, repeat)))
         return BenchmarkResult(name, timing.median, spec.flops, timing, self.device_name, str(self.target))
+
+    def _time(self, spec: CompiledFunction, arrays: Sequence, number: int, repeat: int) -> list[float]:
+        """The runtime's timings; a checked build passes its check state and raises if a check failed."""
+        if not spec.checks:
+            return self.loaded.time(spec.name, arrays, number, repeat)
+        state = new_state(spec)
+        seconds = self.loaded.time(spec.name, (*arrays, state), number, repeat)
+        raise_if_failed(spec, state)
+        return seconds
 
     def _check_timings(self) -> None:
         if not self._timings:
@@ -159,16 +173,13 @@ class Module:
 
 def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
     """Every array's shape and dtype against the function's signature, before anything runs."""
-    if len(arrays) != len(spec.params):
-        names = ", ".join(p.name for p in spec.params)
-        raise TypeError(f"{spec.name} takes {len(spec.params)} arrays ({names}); got {len(arrays)}")
-    for position, (param, array) in enumerate(zip(spec.params, arrays)):
+    params = spec.arguments
+    if len(arrays) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise TypeError(f"{spec.name} takes {len(params)} arrays ({names}); got {len(arrays)}")
+    for position, (param, array) in enumerate(zip(params, arrays)):
         if param.scalar:
-            if not isinstance(array, (int, float, np.number)) or isinstance(array, bool):
-                raise TypeError(
-                    f"{spec.name}: argument {position} ({param.name}) is a {param.dtype} scalar; "
-                    f"got {type(array).__name__}"
-                )
+            scalar_argument(param.dtype, array, f"{spec.name}: argument {position} ({param.name})")
             continue
         shape = tuple(getattr(array, "shape", ()))
         dtype = str(getattr(array, "dtype", type(array).__name__))

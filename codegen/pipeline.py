@@ -6,6 +6,7 @@ sees the IR after every pass (``build(..., dump=print_pass)`` shows them all).
 
 GPU (CUDA, Metal)::
 
+    verify_access_bounds       a provably out-of-bounds access is a BuildError
     lower_cross_thread_reduction  reductions bound to threadIdx: in-thread, all-reduce, write-back
     bind_default_threads       unbound loop nests get blockIdx.x/threadIdx.x (or one thread)
     plan_buffer_allocation     shared buffers above the threadIdx loops, local ones inside
@@ -13,6 +14,7 @@ GPU (CUDA, Metal)::
     inject_thread_sync         barriers between shared-memory writers and readers
     unify_thread_binding       one variable per thread tag per kernel, extents checked
     lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
+                               (checked builds: insert_runtime_checks before flatten_buffer)
     lower_thread_allreduce     all-reduces become warp shuffles (Metal: simd_sum, ...) + shared memory
     vectorize_loop             float4 loads/stores where contiguous, scalar code otherwise
     unroll_loop                explicit unrolling of unroll loops and auto-unroll regions;
@@ -28,11 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tir.analysis.access_bounds import verify_access_bounds
 from tir.function import PrimFunc
 from tir.transform import LOWERING_PASSES, simplify
 from tir.transform.bind_default_threads import bind_default_threads
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.inject_thread_sync import inject_thread_sync
+from tir.transform.insert_runtime_checks import insert_runtime_checks
 from tir.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
 from tir.transform.lower_thread_allreduce import lower_thread_allreduce
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
@@ -49,17 +53,18 @@ Dump = Callable[[str, PrimFunc], None]
 Pass = Callable[[PrimFunc], PrimFunc]
 
 
-def gpu_passes(target: Target) -> list[tuple[str, Pass]]:
+def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
     """The CUDA and Metal pipeline, in order."""
     warp, warp_reductions = target.warp_size, target.backend.warp_reductions
     return [
+        ("verify_access_bounds", verify_access_bounds),
         ("lower_cross_thread_reduction", lower_cross_thread_reduction),
         ("bind_default_threads", lambda f: bind_default_threads(f, min(256, target.max_threads_per_group))),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
         ("inject_thread_sync", inject_thread_sync),
         ("unify_thread_binding", unify_thread_binding),
-        *((p.__name__, p) for p in LOWERING_PASSES),
+        *_lowering_passes(check_bounds),
         ("lower_thread_allreduce", lambda f: lower_thread_allreduce(f, warp, warp_reductions)),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", lambda f: unroll_loop(f, pragma_max_steps=GPU_PRAGMA_UNROLL_STEPS)),
@@ -67,22 +72,37 @@ def gpu_passes(target: Target) -> list[tuple[str, Pass]]:
     ]
 
 
-def c_passes(target: Target) -> list[tuple[str, Pass]]:
+def c_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
     """The C pipeline, in order."""
     return [
+        ("verify_access_bounds", verify_access_bounds),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
-        *((p.__name__, p) for p in LOWERING_PASSES),
+        *_lowering_passes(check_bounds),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", unroll_loop),
         ("simplify", simplify),
     ]
 
 
-def lower_for_target(func: PrimFunc, target: Target | str, dump: Dump | None = None) -> PrimFunc:
-    """Lower ``func`` for ``target``; ``dump(pass_name, func)`` sees the IR after each pass."""
+def _lowering_passes(check_bounds: bool) -> list[tuple[str, Pass]]:
+    """tir.transform.lower's passes; checked builds guard accesses before buffers are flattened."""
+    passes = [(p.__name__, p) for p in LOWERING_PASSES]
+    if check_bounds:
+        at = [name for name, _ in passes].index("flatten_buffer")
+        passes.insert(at, ("insert_runtime_checks", insert_runtime_checks))
+    return passes
+
+
+def lower_for_target(
+    func: PrimFunc, target: Target | str, dump: Dump | None = None, check_bounds: bool = False
+) -> PrimFunc:
+    """Lower ``func`` for ``target``; ``dump(pass_name, func)`` sees the IR after each pass.
+
+    ``check_bounds`` adds run-time checks for what the bounds prover could not decide.
+    """
     target = Target.parse(target)
-    passes = gpu_passes(target) if target.is_gpu else c_passes(target)
+    passes = gpu_passes(target, check_bounds) if target.is_gpu else c_passes(target, check_bounds)
     for name, lowering_pass in passes:
         func = lowering_pass(func)
         if dump is not None:

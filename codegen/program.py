@@ -66,7 +66,9 @@ class CompiledFunction:
 
     GPU targets: ``launches`` in order, ``workspaces`` allocated by the host
     for the call. C target: ``entry`` is the exported C symbol taking the
-    parameters' data pointers in order; ``launches`` is empty.
+    parameters' data pointers in order; ``launches`` is empty. Checked builds
+    (``checks``, codegen/checks.py) have one more parameter, last: the check
+    state the module passes for the user; ``arguments`` are the ones users pass.
     """
 
     name: str
@@ -76,3 +78,9 @@ class CompiledFunction:
     workspaces: tuple[BufferSpec, ...] = ()
     entry: str | None = None
     attrs: dict = field(default_factory=dict)
+    checks: tuple = ()
+
+    @property
+    def arguments(self) -> tuple[BufferSpec, ...]:
+        """The parameters a caller passes (all but the check state of a checked build)."""
+        return self.params[:-1] if self.checks else self.params

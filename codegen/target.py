@@ -3,9 +3,11 @@
 A target is named by a short string, as in TVM: ``"c"`` (the CPU through the
 system C compiler; the default everywhere), ``"cuda"`` (NVIDIA GPUs, sm_90 by
 default) and ``"metal"`` (Apple GPUs). Options follow the name:
-``"c -march=x86-64-v3"``, ``"cuda -arch=sm_80"``. The kinds, their aliases and
-default limits come from the backend records (codegen/registry.py). Each
-target carries the limits that ``build`` checks before any compiler runs (threads per threadgroup,
+``"c -march=x86-64-v3"``, ``"cuda -arch=sm_80"``, ``"metal -fast-math"`` (Metal's
+fast math, off by default so GPU numerics follow IEEE like numpy, C and the
+simulator). The kinds, their aliases and default limits come from the backend
+records (codegen/registry.py). Each target carries the limits that ``build``
+checks before any compiler runs (threads per threadgroup,
 threadgroup/shared memory, dtypes it has), so a kernel over a limit fails with a
 message that names the limit and the kernel.
 """
@@ -53,6 +55,11 @@ class Target:
         return _registry().backend_for(self.kind)
 
     @property
+    def fast_math(self) -> bool:
+        """``-fast-math``: the compiler may reassociate and assume no NaN or infinity (Metal only)."""
+        return "-fast-math" in self.options
+
+    @property
     def is_gpu(self) -> bool:
         """Whether functions become kernel launches (the backend record says)."""
         return self.backend.is_gpu
@@ -88,9 +95,13 @@ _OPTION_FIELDS = {"-arch": "arch", "-march": "arch", "-mcpu": "arch"}
 
 
 def _apply_option(target: Target, option: str) -> Target:
+    if option == "-fast-math":
+        if target.kind != "metal":
+            raise TargetError(f"-fast-math is a Metal option; target {target.kind!r} does not take it")
+        return target if target.fast_math else replace(target, options=(*target.options, option))
     name, _, value = option.partition("=")
     if name not in _OPTION_FIELDS or not value:
-        known = ", ".join(f"{k}=..." for k in _OPTION_FIELDS)
+        known = ", ".join([*(f"{k}=..." for k in _OPTION_FIELDS), "-fast-math (metal)"])
         raise TargetError(f"unknown option {option!r} for target {target.kind!r}; known: {known}")
     return replace(target, **{_OPTION_FIELDS[name]: value}, options=(*target.options, option))
 

@@ -112,6 +112,15 @@ def _check_reduction_block(block: Block, action: str) -> None:
                 )
 
 
+def _guard_without(predicate: PrimExpr, dropped: set[Var]) -> PrimExpr:
+    """The conjuncts of ``predicate`` that use none of the ``dropped`` loop variables."""
+    kept = const(True)
+    for condition in _conjuncts(predicate):
+        if not uses_var(condition, lambda v: v in dropped):
+            kept = kept & condition
+    return kept
+
+
 def _conjuncts(predicate: PrimExpr) -> list[PrimExpr]:
     if isinstance(predicate, And):
         return _conjuncts(predicate.a) + _conjuncts(predicate.b)
@@ -168,10 +177,7 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     ]
     discarded = {lp.loop_var for lp in inner} - {lp.loop_var for lp in chosen}
     loop_map = {lp.loop_var: Var(lp.loop_var.name + "_init", lp.loop_var.dtype) for lp in chosen}
-    predicate = const(True)
-    for condition in _conjuncts(realize.predicate):
-        if not uses_var(condition, lambda v: v in discarded):
-            predicate = predicate & condition
+    predicate = _guard_without(realize.predicate, discarded)
     init_block = Block(
         name=state.unique_name(block.name + "_init"),
         iter_vars=tuple(init_iters),
@@ -458,6 +464,9 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     rf_nest = _nest(loops, rf_realize, loop_map)
     wb_realize = _write_back(plan, realize, loop, rf_buffer, kind, update, init)
     keep = {lp.loop_var for lp in loops if lp is loop or lp.loop_var not in reduce_loops}
+    # The write-back keeps the guard of a non-divisible split of its spatial loops (else it runs past them).
+    dropped = {lp.loop_var for lp in loops} - keep
+    wb_realize = replace(wb_realize, predicate=_guard_without(realize.predicate, dropped))
     wb_nest = _WriteBackNest({lp.loop_var for lp in loops}, keep, realize, wb_realize).visit(loops[0])
     scope = state.parent_block(realize)
     state.replace({loops[0]: seq(rf_nest, wb_nest)})

@@ -16,6 +16,7 @@ from dataclasses import replace as dc_replace
 from typing import Any
 
 from tir import Block, For, IRModule, IterVar, PrimFunc
+from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
@@ -61,6 +62,7 @@ class Schedule(
             )
         if func_name is None:
             func_name = mod.main_name()
+        verify_well_formed(mod, show_script=True)
         self.state = ScheduleState(mod, func_name)
         self.trace = Trace()
         self._keys: dict[_RV, Any] = {}

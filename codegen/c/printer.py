@@ -16,7 +16,7 @@ from tir.buffer import Buffer
 from tir.function import PrimFunc
 from tir.stmt import Allocate, For, ForKind
 
-from ..c_family import MUL, CFamilyPrinter, Code, integer_helpers, vector_accessed_buffers
+from ..c_family import MUL, CFamilyPrinter, Code, check_helpers, integer_helpers, vector_accessed_buffers
 
 STACK_LIMIT_BYTES = 128 * 1024
 
@@ -107,4 +107,5 @@ def c_prelude(needs: set[str]) -> str:
             parts.append(
                 f"typedef {ctype} {name} __attribute__((vector_size({size}), aligned({size // lanes})));"
             )
-    return "\n".join([*parts, *integer_helpers(needs, "static inline")])
+    helpers = [*integer_helpers(needs, "static inline"), *check_helpers(needs, "static inline", "long long")]
+    return "\n".join([*parts, *helpers])

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen.program import BufferSpec, CompiledFunction
+from codegen.scalars import scalar_argument
 from codegen.target import Target
 
 from .compiler import CCompiler, compile_library, find_compiler
@@ -122,12 +123,14 @@ _SCALAR_CTYPES = {
 def _pointers(function: CompiledFunction, arrays: Sequence[np.ndarray]) -> Iterator[list[ctypes.c_void_p]]:
     """Data pointers of C-contiguous versions of ``arrays``; written copies go back to the originals."""
     contiguous = [
-        array if spec.scalar else _contiguous(spec, array, function.name)
+        scalar_argument(spec.dtype, array, f"{function.name}: {spec.name}")
+        if spec.scalar
+        else _contiguous(spec, array, function.name)
         for spec, array in zip(function.params, arrays)
     ]
     yield [
-        _SCALAR_CTYPES[spec.dtype](array) if spec.scalar else ctypes.c_void_p(array.ctypes.data)
-        for spec, array in zip(function.params, contiguous)
+        _SCALAR_CTYPES[spec.dtype](value.item()) if spec.scalar else ctypes.c_void_p(value.ctypes.data)
+        for spec, value in zip(function.params, contiguous)
     ]
     for spec, original, used in zip(function.params, arrays, contiguous):
         if spec.written and not spec.scalar and used is not original:

@@ -1,7 +1,9 @@
 """CUDA C++ spellings for the C-family printer (``build(mod, "cuda")``).
 
 Kernels are ``extern "C" __global__`` with ``__launch_bounds__`` set to the
-threads per block, so NVRTC and nvcc know the register budget; shared buffers
+threads per block, so NVRTC and nvcc know the register budget; buffers are
+``T* __restrict__`` (``const T* __restrict__`` when the kernel only reads
+them, so loads may go through the read-only cache); shared buffers
 are ``__shared__`` arrays (16-byte aligned when read or written as float4);
 ``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
 operators, so the source defines the ones it uses.
@@ -14,7 +16,7 @@ from tir.buffer import Buffer
 from tir.expr import Call
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
-from ..c_family import CFamilyPrinter, Code, integer_helpers
+from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -84,4 +86,6 @@ def cuda_prelude(needs: set[str]) -> str:
                 f"__device__ __forceinline__ {vtype} operator{op}({vtype} a, {vtype} b) "
                 f"{{ return make_{vtype}({fields}); }}"
             )
-    return "\n".join([*parts, *integer_helpers(needs, "__device__ __forceinline__")])
+    qualifier = "__device__ __forceinline__"
+    helpers = [*integer_helpers(needs, qualifier), *check_helpers(needs, qualifier, "long long")]
+    return "\n".join([*parts, *helpers])

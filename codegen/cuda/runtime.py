@@ -19,6 +19,7 @@ import numpy as np
 
 from codegen.errors import BuildError, CompileError, LaunchError, RuntimeUnavailableError
 from codegen.program import CompiledFunction, KernelLaunch
+from codegen.scalars import scalar_argument
 from codegen.target import Target
 
 CUPY_MISSING = (
@@ -107,7 +108,7 @@ class CudaModule:
         buffers, copy_back = {}, []
         for spec, array in zip(function.params, arrays):
             if spec.scalar:
-                buffers[spec.name] = np.dtype(spec.numpy_dtype).type(array)
+                buffers[spec.name] = scalar_argument(spec.dtype, array, f"{function.name}: {spec.name}")
                 continue
             if isinstance(array, cupy.ndarray):
                 device = array if array.flags.c_contiguous else cupy.ascontiguousarray(array)

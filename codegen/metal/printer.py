@@ -1,6 +1,7 @@
 """Metal Shading Language spellings for the C-family printer (``build(mod, "metal")``).
 
-Buffers are ``device`` pointers bound at ``[[buffer(i)]]`` in launch order; the
+Buffers are ``device`` pointers (``device const`` when the kernel only reads
+them) bound at ``[[buffer(i)]]`` in launch order; scalars are ``constant T&``; the
 kernel receives ``blockIdx`` (``threadgroup_position_in_grid``) and ``threadIdx``
 (``thread_position_in_threadgroup``) as ``uint3``; threadgroup memory is a
 ``threadgroup`` array declared at the start of a line; the barrier is
@@ -15,7 +16,7 @@ from tir.buffer import Buffer
 from tir.expr import Call
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN, WARP_REDUCE
 
-from ..c_family import CFamilyPrinter, Code, integer_helpers
+from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
 
 SPACES = {"global": "device", "shared": "threadgroup", "local": "thread"}
 
@@ -56,7 +57,7 @@ class MetalPrinter(CFamilyPrinter):
 
     def param_declaration(self, param) -> str:
         if isinstance(param, Buffer):
-            return f"device {self.type_of(param.dtype)}* {self.name_of(param)}"
+            return f"device {self.const(param)}{self.type_of(param.dtype)}* {self.name_of(param)}"
         return f"constant {self.type_of(param.dtype)}& {self.name_of(param)}"
 
     def declare_array(self, buffer: Buffer, size: int) -> str:
@@ -67,7 +68,7 @@ class MetalPrinter(CFamilyPrinter):
         return f"{align}{element} {self.name_of(buffer)}[{size}];"
 
     def pointer_cast(self, buffer: Buffer, dtype: str) -> str:
-        return f"{SPACES[buffer.scope]} {self.type_of(dtype)}*"
+        return f"{SPACES[buffer.scope]} {self.const(buffer)}{self.type_of(dtype)}*"
 
     def math_name(self, op: str, dtype: str) -> str:
         return op
@@ -89,4 +90,5 @@ class MetalPrinter(CFamilyPrinter):
 
 def metal_prelude(needs: set[str]) -> str:
     """``metal_stdlib`` and the helpers the kernels use."""
-    return "\n".join(["#include <metal_stdlib>", "using namespace metal;", *integer_helpers(needs, "inline")])
+    helpers = [*integer_helpers(needs, "inline"), *check_helpers(needs, "inline", "long", "device ")]
+    return "\n".join(["#include <metal_stdlib>", "using namespace metal;", *helpers])

@@ -113,6 +113,13 @@ def test_unknown_target_and_device():
         build(SEED_KERNELS["vector_add"](256), "cuda", device="sim")
 
 
+def test_fast_math_is_a_metal_option():
+    assert Target.parse("metal -fast-math").fast_math
+    assert not Target.parse("metal").fast_math
+    with pytest.raises(TargetError, match="-fast-math is a Metal option; target 'cuda' does not take it"):
+        Target.parse("cuda -fast-math")
+
+
 def test_wrong_arguments_are_refused_before_running():
     module = build(SEED_KERNELS["vector_add"](256), "c")
     a = np.ones(256, "float32")

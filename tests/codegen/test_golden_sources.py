@@ -39,7 +39,7 @@ def test_window_sum_metal_matches_the_seed_shape():
 
 
 def test_matmul_shared_uses_float4_loads_on_gpus():
-    for target, load in (("cuda", "*(float4*)(A + "), ("metal", "*(device float4*)(A + ")):
+    for target, load in (("cuda", "*(const float4*)(A + "), ("metal", "*(device const float4*)(A + ")):
         source, _ = generate_source(SEED_KERNELS["matmul_shared"](1024), target)
         assert load in source, target
         assert source.count("__syncthreads();" if target == "cuda" else "threadgroup_barrier") == 2

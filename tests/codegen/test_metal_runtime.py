@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from codegen.errors import CompileError, LaunchError
+from codegen.errors import BuildError, CompileError
 from codegen.metal.runtime import MetalUnavailableError, load
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
 from codegen.target import Target
@@ -152,5 +152,5 @@ def test_compile_error_points_at_the_source_line():
 @pytest.mark.metal
 @requires_metal
 def test_too_many_threads_per_threadgroup_names_the_kernel():
-    with pytest.raises(LaunchError, match="kernel 'window_kernel0' of 'window' needs 2048 threads"):
+    with pytest.raises(BuildError, match="kernel 'window_kernel0' of 'window' needs 2048 threads"):
         load(WINDOW_SOURCE, [_window(block=(2048, 1, 1))], METAL)

@@ -297,7 +297,7 @@ def odd_producers(A: T.Buffer((16, 4), "float32"), D: T.Buffer((16,), "float32")
     for i in range(16):
         with T.block("loop_var"):
             vi = T.axis.spatial(16, i)
-            F[vi] = A[vi, 0] + T.Cast("float32", i)
+            F[vi] = A[vi, 0] + T.Cast("float32", T.Let(x * 2, where={x: vi}))
     for i in range(16):
         with T.block("two_stores"):
             vi = T.axis.spatial(16, i)

@@ -615,3 +615,15 @@ def test_rfactor_block_not_first_under_outer_loop_fails():
     sch = Schedule(shared_outer_loop)
     _, k = sch.get_loops(sch.get_block("B"))
     assert_fails_unchanged(sch, LoopStructureError, "must be the first block under loop i", sch.rfactor, k, 0)
+
+
+def test_rfactor_keeps_the_guard_of_a_non_divisible_spatial_split():
+    sch = Schedule(rowsum)
+    i, _, k1 = sch.get_loops(sch.get_block("B"))
+    sch.split(i, [None, 3])  # 3 does not divide the rows: the block gets a T.where
+    sch.rfactor(k1, 0)
+    write_back = sch.state.realize_of(sch.get(sch.get_block("B")))
+    assert not isinstance(write_back.predicate, tir.IntImm)  # else it runs past the last row
+    tir.verify_well_formed(sch.func)
+    verify_trace_roundtrip(sch, rowsum)
+    assert_same_numbers(rowsum, sch.mod)

@@ -23,15 +23,17 @@ problem found in one ``WellFormedError``, each line naming the block or loop:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..arith.const_bound import NEG_INF, POS_INF, ConstIntBound, bound_of_dtype, const_int_bound
 from ..buffer import Buffer, BufferRegion
-from ..expr import BufferLoad, IntImm, Let, PrimExpr, Var
+from ..expr import BufferLoad, IntImm, IterVar, Let, PrimExpr, Var
 from ..function import IRModule, PrimFunc
 from ..functor import child_fields, collect_vars
 from ..stmt import (
     Allocate,
+    Block,
     BlockRealize,
     BufferStore,
     Evaluate,
@@ -47,27 +49,36 @@ class WellFormedError(ValueError):
     """A function breaks the IR's invariants; the message lists every problem found."""
 
 
-def verify_well_formed(func: PrimFunc | IRModule, raise_error: bool = True) -> bool:
+def verify_well_formed(
+    func: PrimFunc | IRModule, raise_error: bool = True, show_script: bool = False
+) -> bool:
     """True if ``func`` (or every function of a module) is well formed.
 
     Otherwise raise ``WellFormedError`` listing all problems, or return False when
-    ``raise_error`` is False.
+    ``raise_error`` is False. With ``show_script`` the error also prints the
+    program with each offending block underlined (``Schedule(...)`` does this for
+    programs built in Python, which have no source lines to point at).
     """
     if isinstance(func, IRModule):
-        problems = []
-        for name, member in func.functions.items():
-            problems += [f"{name}: {p}" for p in _Checker(member).run()]
+        checkers = [(f"{name}: ", _Checker(member)) for name, member in func.functions.items()]
         title = f"module {func.name}"
     elif isinstance(func, PrimFunc):
-        problems = _Checker(func).run()
+        checkers = [("", _Checker(func))]
         title = f"function '{func.name}'"
     else:
         raise TypeError(f"verify_well_formed needs a PrimFunc or an IRModule, got {type(func).__name__}")
+    problems, marks = [], {}
+    for prefix, checker in checkers:
+        problems += [prefix + p for p in checker.run()]
+        marks.update(checker.marks)
     if problems and raise_error:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
-        raise WellFormedError(
-            f"{title} is not well formed ({count}):\n" + "\n".join(f"  - {p}" for p in problems)
-        )
+        text = f"{title} is not well formed ({count}):\n" + "\n".join(f"  - {p}" for p in problems)
+        if show_script:
+            from ..script.printer import to_script
+
+            text += "\n\n" + to_script(func, marks=marks)
+        raise WellFormedError(text)
     return not problems
 
 
@@ -88,10 +99,11 @@ class _Checker:
         self.defined: dict[Var, _Definition] = {}
         self.bounds: dict[Var, ConstIntBound] = {}
         self.buffers: Counter[Buffer] = Counter(func.buffer_params)
-        self.blocks: list[str] = []  # enclosing blocks with iterators
+        self.blocks: list[Block] = []  # enclosing blocks with iterators
         self.context: list[str] = []  # enclosing blocks and loops, for messages
         self.block_names: Counter[str] = Counter()
         self.problems: dict[str, None] = {}
+        self.marks: dict[Block, str] = {}  # offending blocks, underlined when the script is shown
 
     def run(self) -> list[str]:
         self.stmt(self.func.body)
@@ -100,8 +112,10 @@ class _Checker:
                 self.report(f"block name '{name}' is used by {count} blocks; block names must be unique")
         return list(self.problems)
 
-    def report(self, message: str) -> None:
+    def report(self, message: str, node: Block | None = None) -> None:
         self.problems.setdefault(message, None)
+        if node is not None:
+            self.marks.setdefault(node, message)
 
     def where(self) -> str:
         if not self.context:
@@ -139,9 +153,10 @@ class _Checker:
             )
         elif definition.depth < len(self.blocks):
             self.report(
-                f"block '{self.blocks[-1]}' uses {definition.kind} {var.name} of {definition.owner}, "
+                f"block '{self.blocks[-1].name}' uses {definition.kind} {var.name} of {definition.owner}, "
                 "defined outside the block; a block with iterators may only use its own iterators: "
-                f"bind one to {var.name} with T.axis and use it instead"
+                f"bind one to {var.name} with T.axis and use it instead",
+                self.blocks[-1],
             )
 
     # ------------------------------------------------------------ expressions
@@ -227,10 +242,7 @@ class _Checker:
     def loop(self, s: For) -> None:
         self.expr(s.min)
         self.expr(s.extent)
-        low, size = self.bound(s.min), self.bound(s.extent)
-        bound = None
-        if low.min_value > NEG_INF and max(low.max_value, size.max_value) < POS_INF:
-            bound = ConstIntBound(low.min_value, low.max_value + max(size.max_value, 1) - 1)
+        bound = loop_bound(s.min, s.extent, self.bounds)
         token = self.define(s.loop_var, "loop variable", f"loop {s.loop_var.name}", bound)
         self.context.append(f"loop {s.loop_var.name}")
         self.stmt(s.body)
@@ -249,9 +261,11 @@ class _Checker:
                 f"{len(s.iter_values)} values"
             )
         for iter_var, value in zip(block.iter_vars, s.iter_values):
-            self.check_binding(block.name, iter_var, value, s.predicate)
+            problem = binding_problem(block.name, iter_var, value, s.predicate, self.bounds)
+            if problem is not None:
+                self.report(problem, block)
         if block.iter_vars:
-            self.blocks.append(block.name)
+            self.blocks.append(block)
         self.context.append(f"block '{block.name}'")
         tokens = []
         for iter_var in block.iter_vars:
@@ -277,22 +291,47 @@ class _Checker:
         if block.iter_vars:
             self.blocks.pop()
 
-    def check_binding(self, block_name: str, iter_var, value: PrimExpr, predicate: PrimExpr) -> None:
-        domain = _range_bound(self.bound(iter_var.dom.min), self.bound(iter_var.dom.extent))
-        if domain is None:
-            return
-        reach = self.bound(value)
-        if reach.min_value == NEG_INF or reach.max_value == POS_INF or reach.within(*_pair(domain)):
-            return
-        guarded = not (isinstance(predicate, IntImm) and predicate.value)
-        if guarded and collect_vars(value) & collect_vars(predicate):
-            return
-        low, high = domain.min_value, domain.max_value + 1
-        self.report(
-            f"block '{block_name}': iterator {iter_var.var.name} has domain [{low}, {high}) but is bound "
-            f"to {value!r}, which ranges over [{reach.min_value}, {reach.max_value}]; guard the block "
-            "with T.where or fix the loop extents"
-        )
+
+def loop_bound(low: PrimExpr, extent: PrimExpr, bounds: Mapping[Var, ConstIntBound]) -> ConstIntBound | None:
+    """Constant bounds of a loop variable over ``[low, low + extent)``, or None when unbounded."""
+    start, size = const_int_bound(low, bounds), const_int_bound(extent, bounds)
+    if start.min_value == NEG_INF or max(start.max_value, size.max_value) == POS_INF:
+        return None
+    return ConstIntBound(start.min_value, start.max_value + max(size.max_value, 1) - 1)
+
+
+def binding_problem(
+    block_name: str,
+    iter_var: IterVar,
+    value: PrimExpr,
+    predicate: PrimExpr,
+    bounds: Mapping[Var, ConstIntBound],
+) -> str | None:
+    """Why binding ``iter_var`` to ``value`` leaves its domain, or None when it provably stays inside.
+
+    ``bounds`` holds the constant ranges of the loops around the block. Undecidable
+    bindings (a domain or a loop that is not constant) and bindings whose variables
+    appear in the block's ``T.where`` (the predicate guards them) are accepted.
+    """
+    domain = _range_bound(
+        const_int_bound(iter_var.dom.min, bounds), const_int_bound(iter_var.dom.extent, bounds)
+    )
+    if domain is None:
+        return None
+    if not collect_vars(value) <= bounds.keys():
+        return None
+    reach = const_int_bound(value, bounds)
+    if reach.min_value == NEG_INF or reach.max_value == POS_INF or reach.within(*_pair(domain)):
+        return None
+    guarded = not (isinstance(predicate, IntImm) and predicate.value)
+    if guarded and collect_vars(value) & collect_vars(predicate):
+        return None
+    low, high = domain.min_value, domain.max_value + 1
+    return (
+        f"block '{block_name}': iterator {iter_var.var.name} has domain [{low}, {high}) but is bound "
+        f"to {value!r}, which ranges over [{reach.min_value}, {reach.max_value}]; guard the block "
+        "with T.where or fix the loop extents"
+    )
 
 
 def _range_bound(low: ConstIntBound, size: ConstIntBound) -> ConstIntBound | None:

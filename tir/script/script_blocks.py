@@ -15,7 +15,9 @@ from dataclasses import replace
 
 from lark import Tree
 
-from ..expr import IntImm
+from ..analysis.well_formed import binding_problem, loop_bound
+from ..arith.const_bound import ConstIntBound
+from ..expr import IntImm, PrimExpr, Var
 from ..stmt import Block, BlockRealize, Evaluate, Stmt
 from .script_values import _BlockFrame, _Directive, _noop
 
@@ -66,6 +68,7 @@ class BlockFrames:
             frame.annotations,
         )
         predicate = frame.predicate if frame.predicate is not None else IntImm(1, "bool")
+        self._check_bindings(frame, predicate)
         if name == "root" and at_top:
             self.explicit_root = BlockRealize((), predicate, block)
             return self.explicit_root
@@ -79,6 +82,18 @@ class BlockFrames:
                 writes=frame.writes if frame.writes is not None else writes,
             )
         return BlockRealize(tuple(frame.iter_values), predicate, block)
+
+    def _check_bindings(self, frame: _BlockFrame, predicate: PrimExpr) -> None:
+        """Each iterator's binding must stay in its domain over the loops around it, where decidable."""
+        bounds: dict[Var, ConstIntBound] = {}
+        for var, dom in self.loop_ranges.items():  # outer loops first: inner extents may use them
+            bound = loop_bound(dom.min, dom.extent, bounds)
+            if bound is not None:
+                bounds[var] = bound
+        for iter_var, value, node in zip(frame.iter_vars, frame.iter_values, frame.axis_nodes):
+            problem = binding_problem(frame.name, iter_var, value, predicate, bounds)
+            if problem is not None:
+                raise self.error(node, problem)
 
     def _block_frame(self, what: str, node: Tree) -> _BlockFrame:
         if self.frames and isinstance(self.frames[-1], _BlockFrame):

@@ -83,6 +83,8 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
         self.scopes: list[dict[str, Any]] = [{}]
         self.frames: list[_BlockFrame | str] = []  # blocks, and "for"/"if"/"init" between them
         self.loop_ranges: dict[Var, Range] = {}
+        self.loop_depths: dict[Var, int] = {}  # len(self.frames) where each loop variable is defined
+        self.binding_depth = 0  # > 0 while evaluating block bindings and T.where (outside the block)
         self.block_names: set[str] = set()
         self.root_allocs: list[Buffer] = []
         self.explicit_root: BlockRealize | None = None
@@ -331,6 +333,7 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
                 raise self.error(name_node, f"loop variable {name} is named twice")
             var = bindings[name] = Var(name, loop.min.dtype)
             self.loop_ranges[var] = Range(loop.min, loop.extent)
+            self.loop_depths[var] = len(self.frames)
             loop_vars.append(var)
         stmt = self._nested("for", body, bindings)
         stmt = stmt if stmt is not None else _noop()

@@ -138,7 +138,8 @@ class ScriptCalls(ExpressionCalls):
     _t_axis_S, _t_axis_R, _t_axis_O = _t_axis_spatial, _t_axis_reduce, _t_axis_opaque
 
     def _axis(self, call: _Call, kind: IterKind, dom: Tree, binding: Tree, dtype: Tree | None) -> _AxisDecl:
-        value = self._int_value(binding, "the value bound to a block iterator")
+        with self._binding_scope():
+            value = self._int_value(binding, "the value bound to a block iterator")
         var_dtype = self._dtype(dtype) if dtype is not None else _index_dtype(value)
         return _AxisDecl(call.name, kind, self._domain(dom, var_dtype), _as_index(value, var_dtype))
 
@@ -161,7 +162,8 @@ class ScriptCalls(ExpressionCalls):
                 f"unknown iterator kind {wrong[0]!r} in {letters!r}",
                 hint="each letter is S (spatial), R (reduce) or O (opaque)",
             )
-        values = self._value(bindings)
+        with self._binding_scope():
+            values = self._value(bindings)
         if not isinstance(values, (list, tuple)):
             raise self.error(bindings, "T.axis.remap takes a list of loop variables, such as [i, j]")
         if len(values) != len(letters):
@@ -190,7 +192,8 @@ class ScriptCalls(ExpressionCalls):
         return _Directive(call.name, tuple(r for n in regions for r in self._regions(n)), call.node)
 
     def _t_where(self, call: _Call, condition: Tree) -> _Directive:
-        predicate = self._prim(condition)
+        with self._binding_scope():
+            predicate = self._prim(condition)
         if not _dt.is_bool(predicate.dtype):
             raise self.error(condition, f"T.where takes a boolean condition, not {_describe(predicate)}")
         return _Directive(call.name, predicate, call.node)

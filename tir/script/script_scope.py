@@ -11,6 +11,8 @@ expressions as let variables whose scope is the rest of the block.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lark import Tree
@@ -44,7 +46,7 @@ class NameScopes:
         name = str(node.children[0])
         for scope in reversed(self.scopes):
             if name in scope:
-                return scope[name]
+                return self._check_loop_use(scope[name], node)
         if name in _BUILTINS:
             return _BUILTINS[name]
         if name in self.extra_vars:
@@ -53,6 +55,30 @@ class NameScopes:
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean {close[0]}?" if close else None
         raise self.error(node, f"name {name!r} is not defined", hint=hint)
+
+    def _check_loop_use(self, value: Any, node: Tree) -> Any:
+        """A loop variable inside a block with iterators is ill-formed (TVM's rule): use an iterator."""
+        depth = self.loop_depths.get(value) if isinstance(value, Var) else None
+        if depth is None or self.binding_depth:
+            return value
+        inner = [f for f in self.frames[depth:] if isinstance(f, _BlockFrame) and f.iter_vars]
+        if inner:
+            raise self.error(
+                node,
+                f"block {inner[-1].name!r} uses loop variable {value.name} in its body; a block with "
+                "iterators may only use its own iterators",
+                hint=f"bind an iterator to {value.name} (T.axis.spatial/reduce or T.axis.remap) and use it",
+            )
+        return value
+
+    @contextmanager
+    def _binding_scope(self) -> Iterator[None]:
+        """Block bindings and T.where are evaluated outside the block: loop variables are allowed."""
+        self.binding_depth += 1
+        try:
+            yield
+        finally:
+            self.binding_depth -= 1
 
     def _free_value(self, name: str, value: Any, node: Tree) -> Any:
         if value is namespace.T:
@@ -123,6 +149,7 @@ class NameScopes:
         var = Var(name, decl.value.dtype)
         frame.iter_vars.append(IterVar(var, decl.dom, decl.kind))
         frame.iter_values.append(decl.value)
+        frame.axis_nodes.append(node)
         self.scopes[-1][name] = var
 
     def _declare_buffer(self, name: str, decl: _BufferDecl, node: Tree) -> _Scoped | None:

@@ -150,6 +150,7 @@ class _BlockFrame:
     name: str
     iter_vars: list[IterVar] = field(default_factory=list)
     iter_values: list[PrimExpr] = field(default_factory=list)
+    axis_nodes: list[Tree] = field(default_factory=list)  # where each iterator is declared, for errors
     reads: tuple[BufferRegion, ...] | None = None
     writes: tuple[BufferRegion, ...] | None = None
     predicate: PrimExpr | None = None

@@ -1,7 +1,8 @@
 """bind_default_threads: launch loop nests that the schedule left unbound on a GPU target.
 
 First pass of the GPU pipelines (TVM's DefaultGPUSchedule). A top-level loop nest with no
-thread-bound loop cannot run as a GPU kernel as written. Instead of failing with
+thread-bound loop cannot run as a GPU kernel as written (one whose loops run zero times is
+removed: it launches nothing). Instead of failing with
 "did you forget to bind?", this pass binds it the obvious way: the leading
 perfectly nested loops that are data parallel (every block under them uses
 their variables only in spatial iterator bindings) are fused into one index,
@@ -32,7 +33,7 @@ from .. import op as _op
 from ..expr import IntImm, IterKind, PrimExpr, Var
 from ..function import PrimFunc
 from ..functor import Mutator, post_order_visit, substitute
-from ..stmt import Block, BlockRealize, For, ForKind, SeqStmt, Stmt
+from ..stmt import Block, BlockRealize, Evaluate, For, ForKind, SeqStmt, Stmt
 
 
 def bind_default_threads(func: PrimFunc, max_threads: int = 256) -> PrimFunc:
@@ -58,6 +59,8 @@ def _bind_nest(nest: Stmt, max_threads: int) -> Stmt:
     total = 1
     for loop in loops:
         total *= int(loop.extent.value)
+    if total <= 0:  # a nest that runs nothing launches nothing
+        return Evaluate(IntImm(0))
     threads = min(max_threads, total)
     groups = -(-total // threads)
     name = "_".join(loop.loop_var.name for loop in loops) + ("_fused" if len(loops) > 1 else "")

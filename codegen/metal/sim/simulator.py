@@ -15,6 +15,9 @@ thread per lane of a threadgroup with a barrier that detects deadlocks and
 divergent barrier counts) are linked into one shared object, cached under
 ``$TIR_CACHE_DIR/metal_sim`` (default ``~/.cache/tir``) and loaded with ctypes.
 
+A ``"metal -fast-math"`` target compiles with g++'s ``-ffast-math``, so the
+simulator takes the same liberties a GPU may then take (reassociation, no NaN or
+infinity); by default it follows IEEE like the Metal runtime's safe math mode.
 The simulator checks results; it never reports timings, which would say nothing
 about a GPU.
 """
@@ -38,6 +41,7 @@ import numpy as np
 from codegen.errors import CompileError, LaunchError
 from codegen.metal.printer import METAL_TYPES
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
+from codegen.scalars import scalar_argument
 from codegen.target import Target
 
 COMPILER_TOOL = "g++ (Metal host simulator)"
@@ -94,7 +98,7 @@ class SimulatedModule:
     def run(self, name: str, arrays: Sequence) -> None:
         """Run function ``name`` on ``arrays`` (numpy, in parameter order); written ones are updated."""
         function = self._function(name)
-        bound = [_BoundArray(spec, array) for spec, array in zip(function.params, arrays)]
+        bound = [_BoundArray(spec, array, name) for spec, array in zip(function.params, arrays)]
         buffers = {b.spec.name: b.data for b in bound}
         buffers.update({spec.name: _poisoned(spec) for spec in function.workspaces})
         with _LAUNCH_LOCK:
@@ -143,13 +147,15 @@ class SimulatedModule:
 class _BoundArray:
     """A numpy argument as the kernel sees it: itself when C-contiguous, else a copy copied back.
 
-    A scalar parameter (a Python or numpy number) becomes a one-element array, which the kernel
-    reads through its ``constant T&`` parameter.
+    A scalar parameter becomes a 0-d array of its declared dtype (codegen/scalars.py), which the
+    kernel reads through its ``constant T&`` parameter.
     """
 
-    def __init__(self, spec: BufferSpec, array):
+    def __init__(self, spec: BufferSpec, array, function_name: str):
         self.spec = spec
         self.original = array
+        if spec.scalar:
+            array = np.array(scalar_argument(spec.dtype, array, f"{function_name}: {spec.name}"))
         self.data = np.ascontiguousarray(array, dtype=spec.numpy_dtype)
         if spec.written and isinstance(array, np.ndarray) and not array.flags.writeable:
             raise SimulatorError(
@@ -206,7 +212,8 @@ def load(
     if not barrier_timeout_s > 0:
         raise ValueError(f"barrier_timeout_s must be a positive number of seconds; got {barrier_timeout_s}")
     translation_unit = host_translation_unit(source, functions)
-    library = ctypes.CDLL(str(_compiled_library(translation_unit, source)))
+    flags = (*COMPILE_FLAGS, "-ffast-math") if target.fast_math else COMPILE_FLAGS
+    library = ctypes.CDLL(str(_compiled_library(translation_unit, source, flags)))
     library.tir_sim_launch.restype = ctypes.c_int
     library.tir_sim_launch.argtypes = [
         ctypes.c_void_p,
@@ -262,11 +269,11 @@ def _argument(specs: dict[str, BufferSpec], name: str, launch: KernelLaunch, ind
     return f"*{pointer}" if specs[name].scalar else pointer
 
 
-def _compiled_library(translation_unit: str, source: str) -> Path:
+def _compiled_library(translation_unit: str, source: str, flags: tuple[str, ...]) -> Path:
     """The cached shared object for ``translation_unit``, compiling and linking it on a miss."""
     launcher = _compiled_launcher()
     header = (_INCLUDE_DIR / "metal_stdlib").read_text()
-    key = _digest(header, _LAUNCHER.read_text(), translation_unit, compiler_version(), *COMPILE_FLAGS)
+    key = _digest(header, _LAUNCHER.read_text(), translation_unit, compiler_version(), *flags)
     library = _cache_dir() / f"module-{key}.so"
     if not library.exists():
         with tempfile.TemporaryDirectory(dir=_cache_dir()) as work:
@@ -274,7 +281,7 @@ def _compiled_library(translation_unit: str, source: str) -> Path:
             unit.write_text(translation_unit)
             output = Path(work) / library.name
             _run_compiler(
-                [*COMPILE_FLAGS, "-shared", f"-I{_INCLUDE_DIR}", str(unit), str(launcher), "-o", str(output)],
+                [*flags, "-shared", f"-I{_INCLUDE_DIR}", str(unit), str(launcher), "-o", str(output)],
                 source,
             )
             os.replace(output, library)

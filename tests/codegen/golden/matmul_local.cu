@@ -1,4 +1,4 @@
-extern "C" __global__ void __launch_bounds__(64) main_kernel0(float* __restrict__ A, float* __restrict__ B, float* __restrict__ C) {
+extern "C" __global__ void __launch_bounds__(64) main_kernel0(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
   const int blockIdx_x = blockIdx.x;
   const int blockIdx_y = blockIdx.y;
   const int threadIdx_x = threadIdx.x;

@@ -1,4 +1,4 @@
-extern "C" __global__ void __launch_bounds__(64) main_kernel0(float* __restrict__ A, float* __restrict__ B, float* __restrict__ C) {
+extern "C" __global__ void __launch_bounds__(64) main_kernel0(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
   const int blockIdx_x = blockIdx.x;
   const int blockIdx_y = blockIdx.y;
   const int threadIdx_x = threadIdx.x;
@@ -9,11 +9,11 @@ extern "C" __global__ void __launch_bounds__(64) main_kernel0(float* __restrict_
     __syncthreads();
     #pragma unroll
     for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 2; ++ax0_ax1_fused_0) {
-      *(float4*)(A_shared + ax0_ax1_fused_0 * 256 + threadIdx_x * 4) = *(float4*)(A + blockIdx_x * 65536 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 2 * 1024 + k_0 * 8 + threadIdx_x % 2 * 4);
+      *(float4*)(A_shared + ax0_ax1_fused_0 * 256 + threadIdx_x * 4) = *(const float4*)(A + blockIdx_x * 65536 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 2 * 1024 + k_0 * 8 + threadIdx_x % 2 * 4);
     }
     #pragma unroll
     for (int ax0_ax1_fused_0_1 = 0; ax0_ax1_fused_0_1 < 2; ++ax0_ax1_fused_0_1) {
-      *(float4*)(B_shared + ax0_ax1_fused_0_1 * 256 + threadIdx_x * 4) = *(float4*)(B + k_0 * 8192 + ax0_ax1_fused_0_1 * 4096 + threadIdx_x / 16 * 1024 + blockIdx_y * 64 + threadIdx_x % 16 * 4);
+      *(float4*)(B_shared + ax0_ax1_fused_0_1 * 256 + threadIdx_x * 4) = *(const float4*)(B + k_0 * 8192 + ax0_ax1_fused_0_1 * 4096 + threadIdx_x / 16 * 1024 + blockIdx_y * 64 + threadIdx_x % 16 * 4);
     }
     __syncthreads();
     #pragma unroll

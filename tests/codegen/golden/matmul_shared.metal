@@ -1,8 +1,8 @@
 #include <metal_stdlib>
 using namespace metal;
 
-kernel void main_kernel0(device float* A [[buffer(0)]],
-                         device float* B [[buffer(1)]],
+kernel void main_kernel0(device const float* A [[buffer(0)]],
+                         device const float* B [[buffer(1)]],
                          device float* C [[buffer(2)]],
                          uint3 blockIdx [[threadgroup_position_in_grid]],
                          uint3 threadIdx [[thread_position_in_threadgroup]]) {
@@ -16,11 +16,11 @@ kernel void main_kernel0(device float* A [[buffer(0)]],
     threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 2; ++ax0_ax1_fused_0) {
-      *(threadgroup float4*)(A_shared + ax0_ax1_fused_0 * 256 + threadIdx_x * 4) = *(device float4*)(A + blockIdx_x * 65536 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 2 * 1024 + k_0 * 8 + threadIdx_x % 2 * 4);
+      *(threadgroup float4*)(A_shared + ax0_ax1_fused_0 * 256 + threadIdx_x * 4) = *(device const float4*)(A + blockIdx_x * 65536 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 2 * 1024 + k_0 * 8 + threadIdx_x % 2 * 4);
     }
     #pragma unroll
     for (int ax0_ax1_fused_0_1 = 0; ax0_ax1_fused_0_1 < 2; ++ax0_ax1_fused_0_1) {
-      *(threadgroup float4*)(B_shared + ax0_ax1_fused_0_1 * 256 + threadIdx_x * 4) = *(device float4*)(B + k_0 * 8192 + ax0_ax1_fused_0_1 * 4096 + threadIdx_x / 16 * 1024 + blockIdx_y * 64 + threadIdx_x % 16 * 4);
+      *(threadgroup float4*)(B_shared + ax0_ax1_fused_0_1 * 256 + threadIdx_x * 4) = *(device const float4*)(B + k_0 * 8192 + ax0_ax1_fused_0_1 * 4096 + threadIdx_x / 16 * 1024 + blockIdx_y * 64 + threadIdx_x % 16 * 4);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
