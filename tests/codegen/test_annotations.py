@@ -71,16 +71,14 @@ def test_known_annotations_build_and_compute():
 
 @T.prim_func
 def row_sum_in_an_annotated_block(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
-    for i in range(4):
-        with T.block("row"):
-            vi = T.axis.spatial(4, i)
-            T.block_attr({"pragma_auto_unroll_max_step": 16})
-            for k in range(8):
-                with T.block("B"):
-                    vk = T.axis.reduce(8, k)
-                    with T.init():
-                        B[vi] = T.float32(0)
-                    B[vi] = B[vi] + A[vi, vk]
+    with T.block("rows"):
+        T.block_attr({"pragma_auto_unroll_max_step": 16})
+        for i, k in T.grid(4, 8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
 
 
 def test_block_auto_unroll_limits_the_loops_inside_the_block():

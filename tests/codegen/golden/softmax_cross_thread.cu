@@ -1,4 +1,4 @@
-extern "C" __global__ void __launch_bounds__(128) main_kernel0(float* __restrict__ A, float* __restrict__ B) {
+extern "C" __global__ void __launch_bounds__(128) main_kernel0(const float* __restrict__ A, float* __restrict__ B) {
   const int blockIdx_x = blockIdx.x;
   const int threadIdx_x = threadIdx.x;
   __shared__ float A_max_shared[1];

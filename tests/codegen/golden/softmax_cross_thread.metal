@@ -1,7 +1,7 @@
 #include <metal_stdlib>
 using namespace metal;
 
-kernel void main_kernel0(device float* A [[buffer(0)]],
+kernel void main_kernel0(device const float* A [[buffer(0)]],
                          device float* B [[buffer(1)]],
                          uint3 blockIdx [[threadgroup_position_in_grid]],
                          uint3 threadIdx [[thread_position_in_threadgroup]]) {
