@@ -1,11 +1,11 @@
-"""Softmax and row sums with cross-thread reductions against PyTorch, measured in one run.
+"""Softmax, layer norm and row sums with cross-thread reductions against PyTorch, in one run.
 
     python benchmarks/cross_thread_reduction.py                       # H200: against torch (CUDA events)
     python benchmarks/cross_thread_reduction.py --target c --rows 256  # CPU smoke run: against numpy
 
 Each row is one thread block (blockIdx.x); its reduction is split over 128 to
 1024 threads (``sch.bind(k_1, "threadIdx.x")``), so the row max and sum of
-softmax and the row sum are warp-shuffle all-reduces combined through shared
+softmax, layer norm's two row sums and the row sum are warp-shuffle all-reduces combined through shared
 memory (tir/transform/lower_thread_allreduce.py). This is the hand schedule the
 tuner's cross-thread rule will sample; the tuned numbers in docs/BENCHMARKS.md
 (softmax 0.11x, reduction_sum 0.27x PyTorch) reduce each row on one thread.
@@ -25,11 +25,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.gemm import cuda_event_seconds, median_seconds  # noqa: E402
 from codegen import build  # noqa: E402
-from tests.codegen.cross_thread_schedules import cross_thread_row_sum, cross_thread_softmax  # noqa: E402
+from tests.codegen.cross_thread_schedules import (  # noqa: E402
+    cross_thread_layer_norm,
+    cross_thread_row_sum,
+    cross_thread_softmax,
+)
+from tuner import workloads  # noqa: E402
 
 
 def softmax_schedule(rows: int, cols: int, threads: int):
     return cross_thread_softmax(threads, rows, cols).mod
+
+
+def layer_norm_schedule(rows: int, cols: int, threads: int):
+    return cross_thread_layer_norm(threads, rows, cols).mod
 
 
 def row_sum_schedule(rows: int, cols: int, threads: int):
@@ -41,13 +50,42 @@ def _softmax64(a: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
+def _softmax32(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def _layer_norm_torch(x, gamma, beta):
+    import torch
+
+    return torch.nn.functional.layer_norm(x, (x.shape[1],), gamma, beta, eps=1e-5)
+
+
+# name: (schedule, inputs from the matrix, float64 reference, torch call, numpy call, output array)
 WORKLOADS = {
-    "softmax": (softmax_schedule, _softmax64, lambda t: lambda: t.softmax(1), lambda a: [np.zeros_like(a)]),
+    "softmax": (
+        softmax_schedule,
+        lambda a: [a],
+        _softmax64,
+        lambda a: a.softmax(1),
+        _softmax32,
+        np.zeros_like,
+    ),
     "reduction_sum": (
         row_sum_schedule,
+        lambda a: [a],
         lambda a: a.astype(np.float64).sum(1),
-        lambda t: lambda: t.sum(1),
-        lambda a: [np.zeros(a.shape[0], np.float32)],
+        lambda a: a.sum(1),
+        lambda a: a.sum(1),
+        lambda a: np.zeros(a.shape[0], np.float32),
+    ),
+    "layer_norm": (
+        layer_norm_schedule,
+        lambda a: [a, *np.random.default_rng(1).standard_normal((2, a.shape[1]), dtype=np.float32)],
+        lambda *xs: workloads.WORKLOADS["layer_norm"].reference(*(x.astype(np.float64) for x in xs))[0],
+        _layer_norm_torch,
+        lambda *xs: workloads.WORKLOADS["layer_norm"].reference(*xs)[0],
+        np.zeros_like,
     ),
 }
 
@@ -58,22 +96,15 @@ def check(result: np.ndarray, expected: np.ndarray, what: str) -> None:
         raise SystemExit(f"{what}: wrong result (max relative error {error:.2e})")
 
 
-def anchor_seconds(target: str, name: str, a: np.ndarray) -> tuple[str, float]:
-    reference, torch_call = WORKLOADS[name][1], WORKLOADS[name][2]
+def anchor_seconds(target: str, name: str, inputs: list[np.ndarray]) -> tuple[str, float]:
+    _, _, reference, torch_call, numpy_call, _ = WORKLOADS[name]
     if target == "c":
-        numpy_call = {"softmax": lambda: _softmax32(a), "reduction_sum": lambda: a.sum(1)}[name]
-        return "numpy", median_seconds(numpy_call)
+        return "numpy", median_seconds(lambda: numpy_call(*inputs))
     import torch
 
-    tensor = torch.from_numpy(a).cuda()
-    fn = torch_call(tensor)
-    check(fn().cpu().numpy(), reference(a), f"torch {name}")
-    return "torch", cuda_event_seconds(fn)
-
-
-def _softmax32(a: np.ndarray) -> np.ndarray:
-    e = np.exp(a - a.max(1, keepdims=True))
-    return e / e.sum(1, keepdims=True)
+    tensors = [torch.from_numpy(x).cuda() for x in inputs]
+    check(torch_call(*tensors).cpu().numpy(), reference(*inputs), f"torch {name}")
+    return "torch", cuda_event_seconds(lambda: torch_call(*tensors))
 
 
 def main() -> None:
@@ -88,14 +119,15 @@ def main() -> None:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((args.rows, args.cols), dtype=np.float32)
     summary = []
-    for name, (schedule, reference, _, outputs) in WORKLOADS.items():
-        anchor, anchor_s = anchor_seconds(args.target, name, a)
+    for name, (schedule, make_inputs, reference, _, _, output) in WORKLOADS.items():
+        inputs = make_inputs(a)
+        anchor, anchor_s = anchor_seconds(args.target, name, inputs)
         print(f"  {name:<14} {anchor:<22} {anchor_s * 1e6:9.1f} us", flush=True)
         for threads in (int(t) for t in args.threads.split(",")):
             module = build(schedule(args.rows, args.cols, threads), args.target)
-            arrays = [a, *outputs(a)]
+            arrays = [*inputs, output(a)]
             module["main"](*arrays)
-            check(arrays[-1], reference(a), f"{name} with {threads} threads")
+            check(arrays[-1], reference(*inputs), f"{name} with {threads} threads")
             seconds = module.benchmark("main", *arrays, repeat=7).seconds
             print(f"  {name:<14} ours, {threads:>4} threads/row  {seconds * 1e6:9.1f} us", flush=True)
             summary.append((name, threads, seconds, anchor, anchor_s))

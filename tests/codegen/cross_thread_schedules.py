@@ -2,7 +2,8 @@
 
 ``cross_thread_softmax``: each row one thread block; its max and sum reduced by the
 block's threads into shared memory (MetaSchedule's CrossThreadReduction, by hand),
-then the divide on the same threads. ``cross_thread_row_sum``: each row one block,
+then the divide on the same threads; ``cross_thread_layer_norm`` the same for the
+row sum and the row sum of squares. ``cross_thread_row_sum``: each row one block,
 its sum split over the block's threads.
 """
 
@@ -14,12 +15,23 @@ from tuner import workloads
 
 def cross_thread_softmax(threads: int = 128, rows: int = 6, cols: int = 200) -> Schedule:
     """softmax(rows, cols) with the row max and row sum reduced by ``threads`` threads per row."""
-    sch = Schedule(workloads.softmax(rows, cols))
-    i, j = sch.get_loops(sch.get_block("B"))
+    return _rows_with_reductions(workloads.softmax(rows, cols), "B", ("A_sum", "A_max"), threads)
+
+
+def cross_thread_layer_norm(threads: int = 128, rows: int = 6, cols: int = 200) -> Schedule:
+    """layer_norm(rows, cols) with the row sum and sum of squares reduced by ``threads`` threads per row."""
+    return _rows_with_reductions(workloads.layer_norm(rows, cols), "Y", ("X_sq_sum", "X_sum"), threads)
+
+
+def _rows_with_reductions(mod, output: str, reductions: tuple[str, ...], threads: int) -> Schedule:
+    """The output's rows on blockIdx.x, its columns and each reduction (computed per row, in shared
+    memory) split over ``threads`` threads."""
+    sch = Schedule(mod)
+    i, j = sch.get_loops(sch.get_block(output))
     sch.bind(i, "blockIdx.x")
     _, j1 = sch.split(j, [None, threads])
     sch.bind(j1, "threadIdx.x")
-    for name in ("A_sum", "A_max"):
+    for name in reductions:
         block = sch.get_block(name)
         sch.compute_at(block, i)
         _, k1 = sch.split(sch.get_loops(block)[-1], [None, threads])

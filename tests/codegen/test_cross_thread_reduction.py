@@ -23,11 +23,11 @@ from codegen import BuildError, build, registry
 from codegen.build import generate_source
 from codegen.cuda import nvcc
 from schedule import Schedule
-from tests.codegen.cross_thread_schedules import cross_thread_softmax
+from tests.codegen.cross_thread_schedules import cross_thread_layer_norm, cross_thread_softmax
 from tests.schedule.util import random_args
 from tir.transform.lower_cross_thread_reduction import ALLREDUCE
 from tir.transform.lower_thread_allreduce import lower_thread_allreduce
-from tuner.workloads import softmax
+from tuner.workloads import layer_norm, softmax
 
 REDUCERS = {
     "sum": ("T.{dtype}(0)", "B[vi] + A[vi, vk]"),
@@ -205,6 +205,11 @@ def test_softmax_with_cross_thread_max_and_sum(runner, threads):
     check(sch, softmax(6, 200), runner)
 
 
+@pytest.mark.parametrize("threads", [64, 96])
+def test_layer_norm_with_cross_thread_sums(runner, threads):
+    check(cross_thread_layer_norm(threads), layer_norm(6, 200), runner, rtol=1e-4)
+
+
 def test_metal_uses_simd_reductions_and_cuda_shuffles():
     metal, _ = generate_source(cross_thread_softmax(128).mod, "metal")
     cuda, _ = generate_source(cross_thread_softmax(128).mod, "cuda")
@@ -276,6 +281,7 @@ def test_all_reduce_under_a_condition_is_refused():
 GPU_CASES = {
     "softmax_128": (lambda: cross_thread_softmax(128), lambda: softmax(6, 200), "sum"),
     "softmax_100": (lambda: cross_thread_softmax(100), lambda: softmax(6, 200), "sum"),
+    "layer_norm_96": (lambda: cross_thread_layer_norm(96), lambda: layer_norm(6, 200), "sum"),
     "sum_24": (lambda: bind_rows_and_threads(row_reduce("sum"), 24), lambda: row_reduce("sum"), "sum"),
     "sum_100": (lambda: bind_rows_and_threads(row_reduce("sum"), 100), lambda: row_reduce("sum"), "sum"),
     "max_256": (lambda: bind_rows_and_threads(row_reduce("max"), 256), lambda: row_reduce("max"), "max"),
