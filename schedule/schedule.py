@@ -80,8 +80,9 @@ class Schedule(
     def func(self) -> PrimFunc:
         return self.state.func
 
-    def show(self, style: str | None = None) -> None:
-        self.state.mod.show(style=style)
+    def show(self, style: str | None = None, loops_only: bool = False) -> None:
+        """Print the current module; ``loops_only=True``: its loop nest only, as Halide's print_loop_nest."""
+        self.state.mod.show(style=style, loops_only=loops_only)
 
     def _repr_html_(self) -> str:
         return self.state.mod._repr_html_()

@@ -22,8 +22,17 @@ class _Printable:
 
         return to_script(self)
 
-    def show(self, style: str | None = None) -> None:
-        """Print the script, highlighted in a terminal; rich HTML in Jupyter."""
+    def show(self, style: str | None = None, loops_only: bool = False) -> None:
+        """Print the script, highlighted in a terminal; rich HTML in Jupyter.
+
+        ``loops_only=True`` prints only the loop nest, one line per loop and per
+        computing block, as Halide's ``print_loop_nest`` does (tir/script/loop_nest.py).
+        """
+        if loops_only:
+            from .script.loop_nest import loop_nest
+
+            print(loop_nest(self))
+            return
         from .script.highlight import show
 
         show(self, style=style)

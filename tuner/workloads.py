@@ -220,6 +220,39 @@ def depthwise_conv2d(
     return _module(_script(params, pad + body))
 
 
+def conv_layer(N: int, H: int, W: int, CI: int, CO: int, dtype: str = "float32") -> IRModule:
+    """Halide's conv_layer app (seed 003): a 3x3 convolution started from the bias, then a ReLU.
+
+    Halide's layouts in C order: input[N, H + 2, W + 2, CI], filter[CI, 3, 3, CO] (indexed
+    ``filter[rc, rh, rw, c]``), bias[CO], relu[N, H, W, CO]; block "conv" (a reduction whose
+    init reads the bias) and block "relu".
+    """
+    _check_sizes("conv_layer", N=N, H=H, W=W, CI=CI, CO=CO)
+    _check_dtype(dtype)
+    params = [
+        _buffer("input", (N, H + 2, W + 2, CI), dtype),
+        _buffer("filter", (CI, 3, 3, CO), dtype),
+        _buffer("bias", (CO,), dtype),
+        _buffer("relu", (N, H, W, CO), dtype),
+    ]
+    body = f"""\
+        conv = T.alloc_buffer(({N}, {H}, {W}, {CO}), "{dtype}")
+        for n, y, x, c, rz, ry, rx in T.grid({N}, {H}, {W}, {CO}, 3, 3, {CI}):
+            with T.block("conv"):
+                vn, vy, vx, vc, vrz, vry, vrx = T.axis.remap("SSSSRRR", [n, y, x, c, rz, ry, rx])
+                with T.init():
+                    conv[vn, vy, vx, vc] = bias[vc]
+                conv[vn, vy, vx, vc] = conv[vn, vy, vx, vc] + filter[vrx, vrz, vry, vc] * input[
+                    vn, vy + vrz, vx + vry, vrx
+                ]
+        for n, y, x, c in T.grid({N}, {H}, {W}, {CO}):
+            with T.block("relu"):
+                vn, vy, vx, vc = T.axis.remap("SSSS", [n, y, x, c])
+                relu[vn, vy, vx, vc] = T.max(conv[vn, vy, vx, vc], T.{dtype}(0))
+"""
+    return _module(_script(params, body))
+
+
 def softmax(M: int, N: int, dtype: str = "float32") -> IRModule:
     """Softmax of each row of A[M, N]: a row max block, an exp-sum block and a divide block."""
     _check_sizes("softmax", M=M, N=N)
@@ -377,6 +410,12 @@ def _depthwise_conv2d_ref(
     return _rounded(np.einsum("nhwijc,ijc->nhwc", windows, w.astype(np.float64)), x)
 
 
+def _conv_layer_ref(x: np.ndarray, f: np.ndarray, bias: np.ndarray, **_: int) -> list[np.ndarray]:
+    windows = _windows(x.astype(np.float64), 3, 3, 1)  # [n, y, x, rz, ry, rx]
+    conv = np.einsum("nyxzwr,rzwc->nyxc", windows, f.astype(np.float64)) + bias.astype(np.float64)
+    return _rounded(np.maximum(conv, 0.0), x)
+
+
 def _softmax_ref(a: np.ndarray, **_: int) -> list[np.ndarray]:
     wide = a.astype(np.float64)
     e = np.exp(wide - wide.max(axis=1, keepdims=True))
@@ -491,6 +530,7 @@ WORKLOADS: dict[str, Workload] = {
         _workload(batch_matmul, (16, 128, 128, 64), _matmul_ref),
         _workload(conv2d_nhwc, (1, 56, 56, 64, 64, 3, 3, 1, 1), _conv2d_nhwc_ref),
         _workload(depthwise_conv2d, (1, 112, 112, 32, 3, 3, 1, 1), _depthwise_conv2d_ref),
+        _workload(conv_layer, (5, 80, 100, 128, 128), _conv_layer_ref),
         _workload(softmax, (1024, 1024), _softmax_ref),
         _workload(reduction_sum, (1024, 1024), _reduction_sum_ref),
         _workload(layer_norm, (1024, 1024), _layer_norm_ref),

@@ -5,14 +5,20 @@ pointers. There are no kernels: thread-bound loops are ordinary loops, the
 outermost blockIdx-bound or parallel loop becomes an OpenMP ``parallel for``
 (nested ones stay serial), and threadgroup (shared) buffers become arrays local
 to one iteration of it. Vectors are GCC vector extensions with 4-byte
-alignment, so unaligned vector loads are fine; global scratch buffers are
-``malloc``ed for the call.
+alignment, so unaligned vector loads are fine. A vector ``max``, ``min`` or
+``Select`` prints as a call of a small inline helper built on a comparison mask
+(GCC's C has no vector ``?:``), which gcc -O3 turns into ``vmaxps`` or a masked
+move, never into one libm call per lane. Scratch buffers of a constant size up
+to ``STACK_LIMIT_BYTES`` are arrays on the stack, whatever their scope, so a
+tile's intermediate costs no heap allocation per tile; larger or symbolic ones
+are ``malloc``ed where they are declared.
 """
 
 from __future__ import annotations
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
+from tir.expr import EQ, GE, GT, LE, LT, NE, Max, Min, PrimExpr, Select
 from tir.function import PrimFunc
 from tir.stmt import Allocate, For, ForKind
 
@@ -30,6 +36,7 @@ class CPrinter(CFamilyPrinter):
         for lanes in (2, 4, 8, 16)
     }
     unaligned_vectors = True
+    vector_ops = CFamilyPrinter.vector_ops | {Max, Min}
     unroll_pragma = "#pragma GCC unroll 64"
 
     def __init__(self, target):
@@ -63,7 +70,7 @@ class CPrinter(CFamilyPrinter):
     def stmt_Allocate(self, node: Allocate) -> None:
         buffer = node.buffer
         nbytes = buffer.static_nbytes()
-        if nbytes is not None and buffer.scope != "global" and nbytes <= STACK_LIMIT_BYTES:
+        if nbytes is not None and nbytes <= STACK_LIMIT_BYTES:
             super().stmt_Allocate(node)
             return
         count = self.expr(_product(buffer)).at(MUL)
@@ -73,7 +80,8 @@ class CPrinter(CFamilyPrinter):
         self.emit(f"free({name});")
 
     def declare_array(self, buffer: Buffer, size: int) -> str:
-        return f"{self.type_of(buffer.dtype)} {self.name_of(buffer)}[{size}];"
+        align = " __attribute__((aligned(64)))" if buffer in self.vector_buffers else ""
+        return f"{self.type_of(buffer.dtype)} {self.name_of(buffer)}[{size}]{align};"
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"({self.type_of(dtype)}){{{', '.join(parts)}}}"
@@ -81,10 +89,70 @@ class CPrinter(CFamilyPrinter):
     def broadcast(self, dtype: str, value: str) -> str:
         return self.vector_literal(dtype, [value] * _dt.lanes_of(dtype))
 
+    def vector_native(self, expr: PrimExpr) -> bool:
+        if isinstance(expr, Select) and _dt.lanes_of(expr.dtype) > 1:
+            condition = expr.condition
+            return (
+                isinstance(condition, _COMPARISONS)
+                and _dt.lanes_of(condition.dtype) == _dt.lanes_of(expr.dtype)
+                and _dt.bits_of(condition.a.dtype) == _dt.bits_of(expr.dtype)
+                and self.type_or_none(expr.dtype) is not None
+                and all(
+                    self.vector_native(e)
+                    for e in (condition.a, condition.b, expr.true_value, expr.false_value)
+                )
+            )
+        return super().vector_native(expr)
+
     def min_max(self, which: str, node) -> Code:
+        if _dt.lanes_of(node.dtype) > 1:
+            return self.vector_helper(which, node.dtype, [node.a, node.b])
         if _dt.is_float(node.dtype):
             return super().min_max(which, node)
         return self.helper_call(which, node)
+
+    def expr_Select(self, node: Select) -> Code:
+        if _dt.lanes_of(node.dtype) > 1:
+            return self.vector_helper(
+                "select", node.dtype, [node.condition, node.true_value, node.false_value]
+            )
+        return super().expr_Select(node)
+
+    def vector_helper(self, kind: str, dtype: str, args: list[PrimExpr]) -> Code:
+        """``tir_max_float16(a, b)``: one of the mask-based vector helpers ``c_prelude`` defines."""
+        self.needs.update(
+            {f"vector:{dtype}", f"vector:{_mask_dtype(dtype)}", f"vselect:{dtype}", f"v{kind}:{dtype}"}
+        )
+        return self.call(f"tir_{kind}_{self.type_of(dtype)}", args)
+
+
+_COMPARISONS = (LT, LE, GT, GE, EQ, NE)
+
+
+def _mask_dtype(dtype: str) -> str:
+    """The signed integer vector a GCC vector comparison of ``dtype`` values yields."""
+    return f"int{_dt.bits_of(dtype)}x{_dt.lanes_of(dtype)}"
+
+
+def _vector_helpers(needs: set[str]) -> list[str]:
+    """Select on a comparison mask; max and min as selects (a float NaN loses, as in fmaxf/fminf)."""
+    found = []
+    for need in sorted(needs, key=lambda need: (not need.startswith("vselect:"), need)):
+        kind, _, dtype = need.partition(":")
+        if kind not in ("vselect", "vmax", "vmin"):
+            continue
+        vector, mask = CPrinter.vector_types[dtype], CPrinter.vector_types[_mask_dtype(dtype)]
+        if kind == "vselect":
+            body = f"return ({vector})((({mask})a & m) | (({mask})b & ~m));"
+            found.append(
+                f"static inline {vector} tir_select_{vector}({mask} m, {vector} a, {vector} b) {{ {body} }}"
+            )
+            continue
+        compare = ">" if kind == "vmax" else "<"
+        nan = " | (b != b)" if _dt.is_float(dtype) else ""
+        body = f"return tir_select_{vector}((a {compare} b){nan}, a, b);"
+        found.append(f"static inline {vector} tir_{kind[1:]}_{vector}({vector} a, {vector} b) {{ {body} }}")
+    return found
 
 
 def _product(buffer: Buffer):
@@ -107,5 +175,9 @@ def c_prelude(needs: set[str]) -> str:
             parts.append(
                 f"typedef {ctype} {name} __attribute__((vector_size({size}), aligned({size // lanes})));"
             )
-    helpers = [*integer_helpers(needs, "static inline"), *check_helpers(needs, "static inline", "long long")]
+    helpers = [
+        *integer_helpers(needs, "static inline"),
+        *check_helpers(needs, "static inline", "long long"),
+        *_vector_helpers(needs),
+    ]
     return "\n".join([*parts, *helpers])

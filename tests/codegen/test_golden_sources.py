@@ -24,10 +24,15 @@ SUFFIX = {"c": "c", "cuda": "cu", "metal": "metal"}
 @pytest.mark.parametrize("kernel", sorted(SEED_KERNELS))
 def test_golden_source(kernel, target, request):
     source, _ = generate_source(SEED_KERNELS[kernel](1024), target)
-    path = GOLDEN / f"{kernel}.{SUFFIX[target]}"
+    assert_matches_golden(source, f"{kernel}.{SUFFIX[target]}", request)
+
+
+def assert_matches_golden(source: str, file_name: str, request) -> None:
+    """``source`` equals tests/codegen/golden/``file_name`` (rewritten first under --update-golden)."""
+    path = GOLDEN / file_name
     if request.config.getoption("--update-golden"):
         path.write_text(source)
-    assert path.exists(), f"{path} is missing; run pytest {__file__} --update-golden and review it"
+    assert path.exists(), f"{path} is missing; run pytest {request.path} --update-golden and review it"
     assert source == path.read_text(), f"{path.name} changed; review and rerun with --update-golden"
 
 

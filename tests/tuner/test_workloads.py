@@ -30,6 +30,7 @@ SMALL = [
     ("conv2d_nhwc", "1,7,7,2,3,3,3,2,1"),
     ("depthwise_conv2d", "1,6,6,4,3,3,1,1"),
     ("depthwise_conv2d", "1,7,7,3,3,3,2,0"),
+    ("conv_layer", "2,3,4,5,6"),
     ("softmax", "3,9"),
     ("reduction_sum", "4,11"),
     ("layer_norm", "3,9"),
@@ -50,6 +51,7 @@ def test_registry_lists_every_workload_with_its_sizes():
         "batch_matmul",
         "conv2d_nhwc",
         "depthwise_conv2d",
+        "conv_layer",
         "softmax",
         "reduction_sum",
         "layer_norm",
@@ -138,6 +140,8 @@ FLOPS_BY_HAND = [
     # output 4x4, the pad block does no floating-point work
     ("conv2d_nhwc", (1, 8, 8, 3, 5, 3, 3, 2, 1), 2 * 1 * 4 * 4 * 5 * 3 * 3 * 3),
     ("depthwise_conv2d", (2, 6, 6, 4, 3, 3), 2 * 2 * 4 * 4 * 4 * 3 * 3),
+    # multiply-add per tap, then the max of the ReLU
+    ("conv_layer", (2, 3, 4, 5, 6), 2 * 3 * 4 * 6 * (2 * 5 * 3 * 3 + 1)),
     # max; sub, exp, add; sub, exp, div
     ("softmax", (6, 10), 6 * 10 * (1 + 3 + 3)),
     ("reduction_sum", (6, 10), 6 * 10),
@@ -184,7 +188,7 @@ def test_structural_hash_is_stable_across_processes():
 def test_unknown_name_suggests_a_close_one_and_lists_all():
     with pytest.raises(WorkloadError, match="unknown workload 'matmull'; did you mean 'matmul'") as info:
         get_workload("matmull")
-    assert "known workloads: batch_matmul, conv2d_nhwc, depthwise_conv2d" in str(info.value)
+    assert "known workloads: batch_matmul, conv2d_nhwc, conv_layer, depthwise_conv2d" in str(info.value)
     with pytest.raises(WorkloadError) as info:
         make("qqq", "1")
     assert "did you mean" not in str(info.value)

@@ -7,8 +7,8 @@ void tir_main(float* __restrict__ A, float* __restrict__ B, float* __restrict__ 
   #pragma omp parallel for
   for (int i_0 = 0; i_0 < 16; ++i_0) {
     for (int j_0 = 0; j_0 < 16; ++j_0) {
-      float A_shared[512];
-      float B_shared[512];
+      float A_shared[512] __attribute__((aligned(64)));
+      float B_shared[512] __attribute__((aligned(64)));
       for (int i_1_j_1_fused = 0; i_1_j_1_fused < 64; ++i_1_j_1_fused) {
         float C_local[64];
         for (int k_0 = 0; k_0 < 128; ++k_0) {
