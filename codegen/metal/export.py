@@ -52,7 +52,10 @@ def swift_snippet(module: Module, source_name: str) -> str:
         "",
         "let device = MTLCreateSystemDefaultDevice()!",
         f'let source = try String(contentsOfFile: "{source_name}", encoding: .utf8)',
-        "let library = try device.makeLibrary(source: source, options: nil)",
+        "// Fast math off unless built with \"metal -fast-math\", so numerics match the build's.",
+        "let options = MTLCompileOptions()",
+        f"options.fastMathEnabled = {'true' if module.target.fast_math else 'false'}",
+        "let library = try device.makeLibrary(source: source, options: options)",
         "let queue = device.makeCommandQueue()!",
     ]
     for function in module.functions.values():
