@@ -52,7 +52,7 @@ def swift_snippet(module: Module, source_name: str) -> str:
         "",
         "let device = MTLCreateSystemDefaultDevice()!",
         f'let source = try String(contentsOfFile: "{source_name}", encoding: .utf8)',
-        "// Fast math off unless built with \"metal -fast-math\", so numerics match the build's.",
+        '// Fast math off unless built with "metal -fast-math", so numerics match the build\'s.',
         "let options = MTLCompileOptions()",
         f"options.fastMathEnabled = {'true' if module.target.fast_math else 'false'}",
         "let library = try device.makeLibrary(source: source, options: options)",

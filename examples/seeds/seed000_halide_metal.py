@@ -127,7 +127,8 @@ def export_and_call(sch: Schedule, size: int, folder: Path) -> None:
     (folder / "call_brighter.cpp").write_text(CPP_CALLER.replace("SIZE", str(size)))
     program = folder / "call_brighter"
     link = [f"-L{folder}", "-lbrighter", f"-Wl,-rpath,{folder}"]
-    subprocess.run([compiler, "-O2", f"-I{folder}", str(program) + ".cpp", "-o", str(program), *link], check=True)
+    source = f"{program}.cpp"
+    subprocess.run([compiler, "-O2", f"-I{folder}", source, "-o", str(program), *link], check=True)
     print(subprocess.run([str(program)], check=True, capture_output=True, text=True).stdout.strip())
 
 
