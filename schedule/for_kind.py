@@ -31,6 +31,7 @@ from tir.functor import substitute, uses_var
 from tir.stmt import THREAD_TAGS
 
 from .analysis import check_constant_extent, check_serial, realizes_under, verb
+from .block_properties import check_blocks_affine, check_compact_data_flow
 from .errors import ScheduleError
 from .instruction import LoopRV, primitive
 from .state import ScheduleState
@@ -90,6 +91,22 @@ def _check_no_reduction(
                 loop,
                 realize.block,
             )
+
+
+def _check_parallelizable(
+    state: ScheduleState,
+    loop: For,
+    primitive_name: str,
+    error_cls: type,
+    fix: str,
+    allow_reduction: bool = False,
+) -> None:
+    """TVM's checks before a loop's iterations may run at once: compact data flow below the loop,
+    affine bindings in every block under it, and no non-spatial iterator bound to it (reduction
+    iterators allowed with ``allow_reduction``: bind to threadIdx)."""
+    check_compact_data_flow(state, loop, primitive_name)
+    check_blocks_affine(state, loop, primitive_name)
+    _check_no_reduction(loop, primitive_name, error_cls, fix, allow_reduction)
 
 
 # ---------------------------------------------------------------- vectorize: unit-stride stores
@@ -216,12 +233,14 @@ def _check_thread_nesting(state: ScheduleState, loop: For, tag: str) -> None:
 @primitive()
 def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
-    check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
+    if loop.kind is not ForKind.THREAD_BINDING:  # a bound loop may be bound again, as in TVM
+        check_serial(loop, "bind", "Bind a serial loop (split it first to bind a part)")
     check_constant_extent(loop, "bind")
     # A reduction loop may be bound to threadIdx.x/y/z (a cross-thread reduction, lowered by
     # tir/transform/lower_cross_thread_reduction.py), never to blockIdx or vthread: as TVM.
     cross_thread = tag.startswith("threadIdx.")
-    _check_no_reduction(
+    _check_parallelizable(
+        state,
         loop,
         "bind",
         BindReductionError,
@@ -236,7 +255,8 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
 @primitive()
 def parallel(state: ScheduleState, loop: For) -> None:
     check_serial(loop, "parallel", "Split the loop and parallelize its outer part instead")
-    _check_no_reduction(
+    _check_parallelizable(
+        state,
         loop,
         "parallel",
         ParallelReductionError,
@@ -252,7 +272,8 @@ def vectorize(state: ScheduleState, loop: For) -> None:
     # One lane is a plain iteration: any loop of extent 1 may be vectorized, as in TVM (a tiling
     # whose vector level came out as 1 still replays).
     if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
-        _check_no_reduction(
+        _check_parallelizable(
+            state,
             loop,
             "vectorize",
             VectorizeReductionError,
@@ -264,8 +285,9 @@ def vectorize(state: ScheduleState, loop: For) -> None:
 
 @primitive()
 def unroll(state: ScheduleState, loop: For) -> None:
-    check_serial(loop, "unroll", "Unroll a serial loop (split it first to unroll a part)")
-    state.replace({loop: replace(loop, kind=ForKind.UNROLLED)})
+    # Any loop may be unrolled, as in TVM: a bound, parallel or vectorized loop becomes a plain
+    # unrolled one (its thread binding dropped).
+    state.replace({loop: replace(loop, kind=ForKind.UNROLLED, thread_tag=None)})
 
 
 # ---------------------------------------------------------------- public methods
@@ -277,11 +299,13 @@ class ForKindMethods:
 
         ``bind`` in TVM; ``gpu_blocks``/``gpu_threads`` in Halide; a grid axis in Triton.
 
-        Requirements: the loop is serial and has a constant extent; no block under it
-        uses it for an opaque iterator, nor for a reduction iterator unless the axis is
-        threadIdx.x/y/z: a reduction loop bound to threads is a cross-thread reduction
-        (TVM's rule), which the GPU targets lower to warp shuffles (Metal: simdgroup
-        operations) combined through shared memory, and C to a loop. A loop around or inside it may be
+        Requirements: the loop is serial or already bound (binding it again replaces
+        the axis, as in TVM) and has a constant extent; the blocks under it have affine
+        bindings and compact data flow, and none uses it for an opaque iterator, nor for
+        a reduction iterator unless the axis is threadIdx.x/y/z: a reduction loop bound
+        to threads is a cross-thread reduction (TVM's rule), which the GPU targets lower
+        to warp shuffles (Metal: simdgroup operations) combined through shared memory,
+        and C to a loop. A loop around or inside it may be
         bound to the same axis (a cooperative fetch inside a thread loop) when the blocks
         under the inner one do not use the outer one.
 
@@ -375,7 +399,8 @@ class ForKindMethods:
 
         ``unroll`` in TVM and Halide.
 
-        Requirements: the loop is serial.
+        Requirements: none. A bound, parallel or vectorized loop becomes a plain
+        unrolled loop (its thread binding dropped), as in TVM.
 
         Example
         -------
