@@ -72,19 +72,21 @@ def child_stmts(stmt: Stmt) -> list[Stmt]:
 
 
 class _Replacer(Mutator):
-    """Replaces statements by identity; stops descending once all are replaced."""
+    """Replaces statements by identity, descending only along the paths to them (``on_path``
+    holds the ids of their ancestors), so the cost follows the depth, not the tree's size."""
 
-    def __init__(self, mapping: dict[int, Stmt | None]):
+    def __init__(self, mapping: dict[int, Stmt | None], on_path: set[int]):
         self.mapping = mapping
-        self.remaining = len(mapping)
+        self.on_path = on_path
 
     def visit(self, node):
-        if self.remaining == 0 or not isinstance(node, Stmt):
+        if not isinstance(node, Stmt):
             return node
         key = id(node)
         if key in self.mapping:
-            self.remaining -= 1
             return self.mapping[key]
+        if key not in self.on_path:
+            return node
         return super().visit(node)
 
     def visit_SeqStmt(self, node):
@@ -123,7 +125,14 @@ class ScheduleState:
     def replace(self, mapping: dict[Stmt, Stmt | None]) -> None:
         """Replace statements of the current function (None removes a statement from a sequence)."""
         func = self.func
-        body = _Replacer({id(k): v for k, v in mapping.items()}).visit(func.body)
+        parents = self.index.parent
+        on_path: set[int] = set()
+        for stmt in mapping:
+            parent = parents.get(id(stmt))
+            while parent is not None and id(parent) not in on_path:
+                on_path.add(id(parent))
+                parent = parents.get(id(parent))
+        body = _Replacer({id(k): v for k, v in mapping.items()}, on_path).visit(func.body)
         self.set_func(dc_replace(func, body=body))
 
     def parent(self, stmt: Stmt) -> Stmt | None:

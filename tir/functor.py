@@ -9,7 +9,7 @@ so a pass that changes one maps it explicitly (see ``substitute_buffers``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 
 from .buffer import Buffer, BufferRegion
@@ -136,6 +136,23 @@ def substitute(node, vmap: dict[Var, PrimExpr]):
     if not vmap:
         return node
     return _Substituter(vmap).visit(node)
+
+
+def stmts_pre_order(stmt) -> Iterator[Stmt]:
+    """Every statement of ``stmt`` (itself first) in the order a Visitor reaches them, without
+    walking expressions: for a check that only needs the loops or blocks of a subtree."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        children = []
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if value.__class__ is tuple:
+                children.extend(item for item in value if isinstance(item, Stmt))
+            elif isinstance(value, Stmt):
+                children.append(value)
+        stack.extend(reversed(children))
 
 
 class _BufferSubstituter(Mutator):
