@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 
 from .buffer import Buffer, BufferRegion
-from .expr import BufferLoad, IterVar, PrimExpr, Range, Var
+from .expr import BufferLoad, FloatImm, IntImm, IterVar, PrimExpr, Range, Var
 from .stmt import BufferStore, Stmt
 
 _NODE_TYPES = (PrimExpr, Stmt, Range, IterVar, BufferRegion)
@@ -126,6 +126,15 @@ def post_order_visit(node, callback: Callable) -> None:
 class _Substituter(Mutator):
     def __init__(self, vmap: dict[Var, PrimExpr]):
         self.vmap = vmap
+
+    def visit(self, node):
+        # The leaves, most of what an index holds, without the generic dispatch.
+        cls = type(node)
+        if cls is Var:
+            return self.vmap.get(node, node)
+        if cls is IntImm or cls is FloatImm:
+            return node
+        return super().visit(node)
 
     def visit_Var(self, var: Var) -> PrimExpr:
         return self.vmap.get(var, var)
