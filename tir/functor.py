@@ -19,6 +19,8 @@ from .stmt import BufferStore, Stmt
 _NODE_TYPES = (PrimExpr, Stmt, Range, IterVar, BufferRegion)
 # Fields that never hold child nodes (buffers are identities, handled by name).
 _LEAF_FIELDS = frozenset({"dtype", "name", "kind", "lanes", "op", "thread_tag", "annotations", "buffer"})
+# Field types that never hold child nodes either (constants' values, a block's allocated buffers).
+_LEAF_TYPES = frozenset({"int", "float", "str", "bool", "tuple[Buffer, ...]"})
 _child_fields: dict[type, tuple[str, ...]] = {}
 
 
@@ -26,7 +28,9 @@ def child_fields(cls: type) -> tuple[str, ...]:
     """Names of a node class's fields that can hold child nodes."""
     names = _child_fields.get(cls)
     if names is None:
-        names = tuple(f.name for f in fields(cls) if f.name not in _LEAF_FIELDS)
+        names = tuple(
+            f.name for f in fields(cls) if f.name not in _LEAF_FIELDS and str(f.type) not in _LEAF_TYPES
+        )
         _child_fields[cls] = names
     return names
 

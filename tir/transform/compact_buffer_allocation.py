@@ -116,7 +116,7 @@ def _bounds_of(cond: PrimExpr) -> list[tuple[PrimExpr, PrimExpr, bool]]:
 
 
 def _index_set(
-    index: PrimExpr, access: _Access, relaxed: dict[Var, Range], analyzer: Analyzer
+    index: PrimExpr, access: _Access, relaxed: dict[Var, IntervalSet], analyzer: Analyzer
 ) -> IntervalSet:
     index = analyzer.canonical_simplify(index)
     found = eval_set(index, relaxed, analyzer)
@@ -151,7 +151,9 @@ def _compact_region(
     lows: list[list[PrimExpr]] = [[] for _ in buffer.shape]
     highs: list[list[PrimExpr]] = [[] for _ in buffer.shape]
     for access in accesses:
-        relaxed = _relaxed_loops(access, lca_depth, buffer.scope == "shared")
+        loops = _relaxed_loops(access, lca_depth, buffer.scope == "shared")
+        # As sets once per access, not once per index inside eval_set.
+        relaxed = {var: IntervalSet.from_range(r, analyzer) for var, r in loops.items()}
         for dim, index in enumerate(access.indices):
             s = _index_set(index, access, relaxed, analyzer)
             lows[dim].append(s.min_value)
@@ -264,6 +266,10 @@ class _Compactor(Mutator):
         self.infer_regions = infer_regions
         self.loops: list[For] = []
         self.analyzer = Analyzer()
+
+    def visit(self, node):
+        # Blocks live only among statements: the expressions need no walk.
+        return super().visit(node) if isinstance(node, Stmt) else node
 
     def visit_For(self, loop: For) -> Stmt:
         self.loops.append(loop)
