@@ -35,6 +35,18 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_init_fields: dict[type, tuple[str, ...]] = {}
+
+
+def _rebuild(node, changes: dict):
+    """``dataclasses.replace(node, **changes)`` for IR nodes (every field is an init field)."""
+    cls = type(node)
+    names = _init_fields.get(cls)
+    if names is None:
+        names = _init_fields[cls] = tuple(f.name for f in fields(cls) if f.init)
+    return cls(**{name: changes[name] if name in changes else getattr(node, name) for name in names})
+
+
 def _learn_handler(visitor_cls: type, node_cls: type):
     """``visitor_cls.visit_<node class name>`` or None, remembered in the class's own table."""
     handler = getattr(visitor_cls, "visit_" + node_cls.__name__, None)
@@ -98,19 +110,27 @@ class Mutator:
         changes = None
         cls = type(node)
         names = _child_fields.get(cls)
+        visit = self.visit
         for name in child_fields(cls) if names is None else names:
             value = getattr(node, name)
             if value.__class__ is tuple:
-                new_items = tuple(self.visit(i) if isinstance(i, _NODE_TYPES) else i for i in value)
-                if any(a is not b for a, b in zip(new_items, value)):
+                new_items = None  # a list copy of the tuple from the first changed item on
+                for position, item in enumerate(value):
+                    if isinstance(item, _NODE_TYPES):
+                        new_item = visit(item)
+                        if new_item is not item:
+                            if new_items is None:
+                                new_items = list(value)
+                            new_items[position] = new_item
+                if new_items is not None:
                     changes = changes or {}
-                    changes[name] = new_items
+                    changes[name] = tuple(new_items)
             elif isinstance(value, _NODE_TYPES):
-                new_value = self.visit(value)
+                new_value = visit(value)
                 if new_value is not value:
                     changes = changes or {}
                     changes[name] = new_value
-        return replace(node, **changes) if changes else node
+        return _rebuild(node, changes) if changes else node
 
 
 class _PostOrder(Visitor):
