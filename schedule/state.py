@@ -25,7 +25,7 @@ from tir import (
     Stmt,
     Var,
 )
-from tir.functor import Mutator
+from tir.functor import StmtMutator
 
 
 class StateIndex:
@@ -71,7 +71,7 @@ def child_stmts(stmt: Stmt) -> list[Stmt]:
     return []
 
 
-class _Replacer(Mutator):
+class _Replacer(StmtMutator):
     """Replaces statements by identity, descending only along the paths to them (``on_path``
     holds the ids of their ancestors), so the cost follows the depth, not the tree's size."""
 
@@ -80,8 +80,6 @@ class _Replacer(Mutator):
         self.on_path = on_path
 
     def visit(self, node):
-        if not isinstance(node, Stmt):
-            return node
         key = id(node)
         if key in self.mapping:
             return self.mapping[key]

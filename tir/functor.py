@@ -133,6 +133,15 @@ class Mutator:
         return _rebuild(node, changes) if changes else node
 
 
+class StmtMutator(Mutator):
+    """A Mutator whose handlers are all for statements: expressions, and the ranges, iterators
+    and regions of a statement, come back as they are without being walked (none holds a
+    statement), which makes block- and loop-level passes proportional to the statements."""
+
+    def visit(self, node):
+        return super().visit(node) if isinstance(node, Stmt) else node
+
+
 class _PostOrder(Visitor):
     def __init__(self, callback: Callable):
         self.callback = callback

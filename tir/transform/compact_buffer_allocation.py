@@ -31,7 +31,7 @@ from ..arith.int_set import Infinity, IntervalSet
 from ..buffer import Buffer, BufferRegion
 from ..expr import GE, GT, LE, LT, And, BufferLoad, IntImm, PrimExpr, Range, Var
 from ..function import PrimFunc
-from ..functor import Mutator, Visitor, collect_vars, substitute
+from ..functor import Mutator, StmtMutator, Visitor, collect_vars, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For, IfThenElse, Stmt
 from .plan_buffer_allocation import buffer_access_lca
 
@@ -260,16 +260,12 @@ class _Reindexer(Mutator):
         return BufferStore(new, store.value, indices)
 
 
-class _Compactor(Mutator):
+class _Compactor(StmtMutator):
     def __init__(self, params: set[Buffer], infer_regions: bool):
         self.params = params
         self.infer_regions = infer_regions
         self.loops: list[For] = []
         self.analyzer = Analyzer()
-
-    def visit(self, node):
-        # Blocks live only among statements: the expressions need no walk.
-        return super().visit(node) if isinstance(node, Stmt) else node
 
     def visit_For(self, loop: For) -> Stmt:
         self.loops.append(loop)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from ..expr import IntImm
 from ..function import PrimFunc
-from ..functor import Mutator
+from ..functor import StmtMutator
 from ..stmt import Allocate, Block, BlockRealize, IfThenElse, Stmt
 
 
-class _BlockRemover(Mutator):
+class _BlockRemover(StmtMutator):
     def visit_BlockRealize(self, realize: BlockRealize) -> Stmt:
         block = realize.block
         _check_opaque(block)
