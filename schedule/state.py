@@ -104,6 +104,9 @@ class ScheduleState:
         self.func_name = func_name
         self._index: StateIndex | None = None
         self._index_func: PrimFunc | None = None
+        # Answers of pure analyses keyed by the IR objects they read (identity, kept alive here):
+        # a rewrite that keeps those objects keeps the answer (see block_properties).
+        self.analysis_memo: dict[tuple, object] = {}
 
     @property
     def func(self) -> PrimFunc:
