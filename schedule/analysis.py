@@ -46,7 +46,7 @@ from tir import (
 from tir.arith import Analyzer
 from tir.arith.int_set import IntervalSet, eval_set
 from tir.buffer import Buffer, BufferRegion
-from tir.functor import collect_vars, substitute, uses_var
+from tir.functor import collect_vars, stmts_pre_order, substitute, uses_var
 from tir.structural import structural_equal
 
 from .errors import ScheduleError
@@ -143,15 +143,7 @@ def loads_of(node, buffer: Buffer) -> list[BufferLoad]:
 
 def realizes_under(stmt) -> list[BlockRealize]:
     """Every BlockRealize below ``stmt``, nested blocks included, in program order."""
-    found: list[BlockRealize] = []
-
-    class _Collect(Visitor):
-        def visit_BlockRealize(self, realize: BlockRealize) -> None:
-            found.append(realize)
-            self.generic_visit(realize)
-
-    _Collect().visit(stmt)
-    return found
+    return [s for s in stmts_pre_order(stmt) if isinstance(s, BlockRealize)]
 
 
 @dataclass(frozen=True)
@@ -284,10 +276,12 @@ def relaxed_sets(
 ) -> list[IntervalSet]:
     """Per dimension, the indices ``region`` covers with the bindings substituted and ``dom`` varying."""
     binding = bindings_of(realize)
+    # The loop ranges as sets once, not once per index (every eval_set would convert them all).
+    sets = {var: IntervalSet.from_range(r, analyzer) for var, r in dom.items()}
     out = []
     for r in region.region:
-        low = eval_set(substitute(r.min, binding), dom, analyzer).min_value
-        high = eval_set(substitute(r.min + r.extent - 1, binding), dom, analyzer).max_value
+        low = eval_set(substitute(r.min, binding), sets, analyzer).min_value
+        high = eval_set(substitute(r.min + r.extent - 1, binding), sets, analyzer).max_value
         out.append(IntervalSet(low, high))
     return out
 

@@ -86,6 +86,17 @@ def affine_binding_problem(state: ScheduleState, realize: BlockRealize, high_exc
     dom = loop_domains(state, realize, high_exclusive, relax_scope="global")
     if not block.iter_vars or not dom:
         return None
+    # The answer reads only the realize and the loops' variables and ranges (not their kinds), so
+    # it holds while those objects do: bind and vectorize ask again for loops they did not touch.
+    key = ("affine_binding", realize, *((var, r.min, r.extent) for var, r in dom.items()))
+    memo = state.analysis_memo
+    if key not in memo:
+        memo[key] = _affine_binding_problem(realize, dom)
+    return memo[key]
+
+
+def _affine_binding_problem(realize: BlockRealize, dom: dict[Var, Range]) -> str | None:
+    block = realize.block
     shift: dict[Var, PrimExpr] = {}
     ranges: dict[Var, Range] = {}
     for var, loop_range in dom.items():

@@ -27,7 +27,7 @@ from tir import (
     Visitor,
 )
 from tir.arith import Analyzer
-from tir.functor import substitute, uses_var
+from tir.functor import stmts_pre_order, substitute, uses_var
 from tir.stmt import THREAD_TAGS
 
 from .analysis import check_constant_extent, check_serial, realizes_under, verb
@@ -205,14 +205,7 @@ def _check_thread_nesting(state: ScheduleState, loop: For, tag: str) -> None:
     loop must not use the outer one (a cooperative fetch inside a thread loop does not). Unequal
     extents are left to the lowering, as in TVM (unify_thread_binding)."""
     around = [s for s in state.ancestors(loop) if isinstance(s, For)]
-    inside: list[For] = []
-
-    class _Loops(Visitor):
-        def visit_For(self, inner: For) -> None:
-            inside.append(inner)
-            self.generic_visit(inner)
-
-    _Loops().visit(loop.body)
+    inside = [s for s in stmts_pre_order(loop.body) if isinstance(s, For)]
     name = loop.loop_var.name
     for other in around + inside:
         if other.kind is not ForKind.THREAD_BINDING or other.thread_tag != tag:

@@ -221,7 +221,9 @@ class Schedule(
     def _run(self, kind: str, **args):
         """Apply primitive ``kind`` with ``args`` (handles allowed), record it, return handles."""
         prim = PRIMITIVES[kind]
-        saved_mod, saved_rng = self.state.mod, self._rng.getstate()
+        saved_mod = self.state.mod
+        # Only a sampling primitive draws from the generator, so only it needs the state kept.
+        saved_rng = self._rng.getstate() if prim.sampling else None
         try:
             resolved = {k: self._resolve(v) for k, v in args.items()}
             prim.check_handles(resolved)
@@ -230,12 +232,14 @@ class Schedule(
             result = prim.fn(self.state, **resolved)
         except ScheduleError as err:
             self.state.mod = saved_mod
-            self._rng.setstate(saved_rng)
+            if saved_rng is not None:
+                self._rng.setstate(saved_rng)
             err.render(saved_mod, kind)
             raise
         except Exception as exc:
             self.state.mod = saved_mod
-            self._rng.setstate(saved_rng)
+            if saved_rng is not None:
+                self._rng.setstate(saved_rng)
             err = ScheduleError(f"internal error ({type(exc).__name__}: {exc}); please report it")
             err.render(saved_mod, kind)
             raise err from exc

@@ -25,7 +25,7 @@ from tir import (
     Stmt,
     Var,
 )
-from tir.functor import Mutator
+from tir.functor import StmtMutator
 
 
 class StateIndex:
@@ -71,20 +71,20 @@ def child_stmts(stmt: Stmt) -> list[Stmt]:
     return []
 
 
-class _Replacer(Mutator):
-    """Replaces statements by identity; stops descending once all are replaced."""
+class _Replacer(StmtMutator):
+    """Replaces statements by identity, descending only along the paths to them (``on_path``
+    holds the ids of their ancestors), so the cost follows the depth, not the tree's size."""
 
-    def __init__(self, mapping: dict[int, Stmt | None]):
+    def __init__(self, mapping: dict[int, Stmt | None], on_path: set[int]):
         self.mapping = mapping
-        self.remaining = len(mapping)
+        self.on_path = on_path
 
     def visit(self, node):
-        if self.remaining == 0 or not isinstance(node, Stmt):
-            return node
         key = id(node)
         if key in self.mapping:
-            self.remaining -= 1
             return self.mapping[key]
+        if key not in self.on_path:
+            return node
         return super().visit(node)
 
     def visit_SeqStmt(self, node):
@@ -104,6 +104,9 @@ class ScheduleState:
         self.func_name = func_name
         self._index: StateIndex | None = None
         self._index_func: PrimFunc | None = None
+        # Answers of pure analyses keyed by the IR objects they read (identity, kept alive here):
+        # a rewrite that keeps those objects keeps the answer (see block_properties).
+        self.analysis_memo: dict[tuple, object] = {}
 
     @property
     def func(self) -> PrimFunc:
@@ -123,7 +126,14 @@ class ScheduleState:
     def replace(self, mapping: dict[Stmt, Stmt | None]) -> None:
         """Replace statements of the current function (None removes a statement from a sequence)."""
         func = self.func
-        body = _Replacer({id(k): v for k, v in mapping.items()}).visit(func.body)
+        parents = self.index.parent
+        on_path: set[int] = set()
+        for stmt in mapping:
+            parent = parents.get(id(stmt))
+            while parent is not None and id(parent) not in on_path:
+                on_path.add(id(parent))
+                parent = parents.get(id(parent))
+        body = _Replacer({id(k): v for k, v in mapping.items()}, on_path).visit(func.body)
         self.set_func(dc_replace(func, body=body))
 
     def parent(self, stmt: Stmt) -> Stmt | None:

@@ -9,16 +9,18 @@ so a pass that changes one maps it explicitly (see ``substitute_buffers``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 
 from .buffer import Buffer, BufferRegion
-from .expr import BufferLoad, IterVar, PrimExpr, Range, Var
+from .expr import BufferLoad, FloatImm, IntImm, IterVar, PrimExpr, Range, Var
 from .stmt import BufferStore, Stmt
 
 _NODE_TYPES = (PrimExpr, Stmt, Range, IterVar, BufferRegion)
 # Fields that never hold child nodes (buffers are identities, handled by name).
 _LEAF_FIELDS = frozenset({"dtype", "name", "kind", "lanes", "op", "thread_tag", "annotations", "buffer"})
+# Field types that never hold child nodes either (constants' values, a block's allocated buffers).
+_LEAF_TYPES = frozenset({"int", "float", "str", "bool", "tuple[Buffer, ...]"})
 _child_fields: dict[type, tuple[str, ...]] = {}
 
 
@@ -26,9 +28,23 @@ def child_fields(cls: type) -> tuple[str, ...]:
     """Names of a node class's fields that can hold child nodes."""
     names = _child_fields.get(cls)
     if names is None:
-        names = tuple(f.name for f in fields(cls) if f.name not in _LEAF_FIELDS)
+        names = tuple(
+            f.name for f in fields(cls) if f.name not in _LEAF_FIELDS and str(f.type) not in _LEAF_TYPES
+        )
         _child_fields[cls] = names
     return names
+
+
+_init_fields: dict[type, tuple[str, ...]] = {}
+
+
+def _rebuild(node, changes: dict):
+    """``dataclasses.replace(node, **changes)`` for IR nodes (every field is an init field)."""
+    cls = type(node)
+    names = _init_fields.get(cls)
+    if names is None:
+        names = _init_fields[cls] = tuple(f.name for f in fields(cls) if f.init)
+    return cls(**{name: changes[name] if name in changes else getattr(node, name) for name in names})
 
 
 def _learn_handler(visitor_cls: type, node_cls: type):
@@ -94,19 +110,36 @@ class Mutator:
         changes = None
         cls = type(node)
         names = _child_fields.get(cls)
+        visit = self.visit
         for name in child_fields(cls) if names is None else names:
             value = getattr(node, name)
             if value.__class__ is tuple:
-                new_items = tuple(self.visit(i) if isinstance(i, _NODE_TYPES) else i for i in value)
-                if any(a is not b for a, b in zip(new_items, value)):
+                new_items = None  # a list copy of the tuple from the first changed item on
+                for position, item in enumerate(value):
+                    if isinstance(item, _NODE_TYPES):
+                        new_item = visit(item)
+                        if new_item is not item:
+                            if new_items is None:
+                                new_items = list(value)
+                            new_items[position] = new_item
+                if new_items is not None:
                     changes = changes or {}
-                    changes[name] = new_items
+                    changes[name] = tuple(new_items)
             elif isinstance(value, _NODE_TYPES):
-                new_value = self.visit(value)
+                new_value = visit(value)
                 if new_value is not value:
                     changes = changes or {}
                     changes[name] = new_value
-        return replace(node, **changes) if changes else node
+        return _rebuild(node, changes) if changes else node
+
+
+class StmtMutator(Mutator):
+    """A Mutator whose handlers are all for statements: expressions, and the ranges, iterators
+    and regions of a statement, come back as they are without being walked (none holds a
+    statement), which makes block- and loop-level passes proportional to the statements."""
+
+    def visit(self, node):
+        return super().visit(node) if isinstance(node, Stmt) else node
 
 
 class _PostOrder(Visitor):
@@ -127,6 +160,15 @@ class _Substituter(Mutator):
     def __init__(self, vmap: dict[Var, PrimExpr]):
         self.vmap = vmap
 
+    def visit(self, node):
+        # The leaves, most of what an index holds, without the generic dispatch.
+        cls = type(node)
+        if cls is Var:
+            return self.vmap.get(node, node)
+        if cls is IntImm or cls is FloatImm:
+            return node
+        return super().visit(node)
+
     def visit_Var(self, var: Var) -> PrimExpr:
         return self.vmap.get(var, var)
 
@@ -136,6 +178,23 @@ def substitute(node, vmap: dict[Var, PrimExpr]):
     if not vmap:
         return node
     return _Substituter(vmap).visit(node)
+
+
+def stmts_pre_order(stmt) -> Iterator[Stmt]:
+    """Every statement of ``stmt`` (itself first) in the order a Visitor reaches them, without
+    walking expressions: for a check that only needs the loops or blocks of a subtree."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        children = []
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if value.__class__ is tuple:
+                children.extend(item for item in value if isinstance(item, Stmt))
+            elif isinstance(value, Stmt):
+                children.append(value)
+        stack.extend(reversed(children))
 
 
 class _BufferSubstituter(Mutator):

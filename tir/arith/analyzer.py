@@ -30,6 +30,14 @@ class Analyzer:
         # facts stay as they are (every method that changes a fact clears it): the passes and
         # the schedule simplify the same index many times under the same facts.
         self._simplified: dict[object, tuple[PrimExpr, PrimExpr]] = {}
+        # id(expression) -> (that expression, what simplify returned for it): the same object
+        # asked again skips building its structural key (the entry keeps the object alive).
+        self._answered: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+
+    def _forget_simplified(self) -> None:
+        """Drop the memos: a fact changed, so earlier answers may no longer be the simplest."""
+        self._simplified.clear()
+        self._answered.clear()
 
     # ------------------------------------------------------------ facts
 
@@ -47,7 +55,7 @@ class Analyzer:
         value = self.simplify(const(value, var.dtype))
         self._substitutions[var] = value
         self._bounds[var] = self.const_int_bound(value)
-        self._simplified.clear()
+        self._forget_simplified()
 
     def update_range(self, var: Var, dom: Range) -> None:
         """Declare ``dom.min <= var < dom.min + dom.extent`` (replacing what was known)."""
@@ -57,12 +65,12 @@ class Analyzer:
             low.max_value, sat_add(extent.max_value, -1, ConstIntBound.POS_INF), ConstIntBound.POS_INF
         )
         self._bounds[var] = ConstIntBound(low.min_value, high)
-        self._simplified.clear()
+        self._forget_simplified()
 
     def update_bound(self, var: Var, bound: ConstIntBound) -> None:
         """Declare constant bounds for ``var`` (replacing what was known)."""
         self._bounds[var] = bound
-        self._simplified.clear()
+        self._forget_simplified()
 
     def copy(self) -> Analyzer:
         """An independent analyzer that starts with the same facts."""
@@ -84,12 +92,12 @@ class Analyzer:
         for fact in _conjuncts(condition):
             self._fact_keys.add(expr_key(fact))
             self._tighten(fact)
-        self._simplified.clear()
+        self._forget_simplified()
         try:
             yield
         finally:
             self._bounds, self._fact_keys = saved_bounds, saved_facts
-            self._simplified.clear()
+            self._forget_simplified()
 
     def _tighten(self, fact: PrimExpr) -> None:
         """Narrow a variable's bound from ``var < e``, ``e <= var``, ``var == e`` and similar."""
@@ -120,6 +128,9 @@ class Analyzer:
     def simplify(self, expr: ExprLike) -> PrimExpr:
         """An equal expression in canonical, folded form (never changes the value)."""
         expr = const(expr)
+        answered = self._answered.get(id(expr))
+        if answered is not None and answered[0] is expr:
+            return answered[1]
         key = expr_key(expr)
         found = self._simplified.get(key)
         if found is None:
@@ -127,7 +138,9 @@ class Analyzer:
             # An expression already in simple form comes back as itself, as without the memo.
             self._simplified[key] = found = (expr, simplified)
         original, simplified = found
-        return expr if simplified is original else simplified
+        result = expr if simplified is original else simplified
+        self._answered[id(expr)] = (expr, result)
+        return result
 
     def canonical_simplify(self, expr: ExprLike) -> PrimExpr:
         """Same engine as ``simplify`` (kept for TVM's spelling)."""

@@ -44,21 +44,20 @@ def expr_key(e) -> object:
     Variables and buffers stand for themselves (identity), so keys are only
     meaningful while the expression they came from is alive.
     """
-    if isinstance(e, Var):
+    cls = type(e)
+    names = _field_names.get(cls)  # the common case first: an operator node
+    if names is not None:
+        return (cls, *[expr_key(getattr(e, n)) for n in names])
+    if cls is Var:
         return e
-    if isinstance(e, IntImm):
-        return (IntImm, e.value, e.dtype)
-    if isinstance(e, FloatImm):
-        return (FloatImm, e.value, e.dtype)
-    if isinstance(e, tuple):
+    if cls is IntImm or cls is FloatImm:
+        return (cls, e.value, e.dtype)
+    if cls is tuple:
         return tuple(expr_key(x) for x in e)
     if not isinstance(e, PrimExpr):
         return e
-    cls = type(e)
-    names = _field_names.get(cls)
-    if names is None:
-        names = _field_names[cls] = tuple(f.name for f in fields(cls))
-    return (cls, *(expr_key(getattr(e, n)) for n in names))
+    _field_names[cls] = tuple(f.name for f in fields(cls))
+    return expr_key(e)
 
 
 @dataclass(frozen=True, slots=True)

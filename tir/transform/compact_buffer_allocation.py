@@ -31,7 +31,7 @@ from ..arith.int_set import Infinity, IntervalSet
 from ..buffer import Buffer, BufferRegion
 from ..expr import GE, GT, LE, LT, And, BufferLoad, IntImm, PrimExpr, Range, Var
 from ..function import PrimFunc
-from ..functor import Mutator, Visitor, collect_vars, substitute
+from ..functor import Mutator, StmtMutator, Visitor, collect_vars, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For, IfThenElse, Stmt
 from .plan_buffer_allocation import buffer_access_lca
 
@@ -116,7 +116,7 @@ def _bounds_of(cond: PrimExpr) -> list[tuple[PrimExpr, PrimExpr, bool]]:
 
 
 def _index_set(
-    index: PrimExpr, access: _Access, relaxed: dict[Var, Range], analyzer: Analyzer
+    index: PrimExpr, access: _Access, relaxed: dict[Var, IntervalSet], analyzer: Analyzer
 ) -> IntervalSet:
     index = analyzer.canonical_simplify(index)
     found = eval_set(index, relaxed, analyzer)
@@ -151,7 +151,9 @@ def _compact_region(
     lows: list[list[PrimExpr]] = [[] for _ in buffer.shape]
     highs: list[list[PrimExpr]] = [[] for _ in buffer.shape]
     for access in accesses:
-        relaxed = _relaxed_loops(access, lca_depth, buffer.scope == "shared")
+        loops = _relaxed_loops(access, lca_depth, buffer.scope == "shared")
+        # As sets once per access, not once per index inside eval_set.
+        relaxed = {var: IntervalSet.from_range(r, analyzer) for var, r in loops.items()}
         for dim, index in enumerate(access.indices):
             s = _index_set(index, access, relaxed, analyzer)
             lows[dim].append(s.min_value)
@@ -258,7 +260,7 @@ class _Reindexer(Mutator):
         return BufferStore(new, store.value, indices)
 
 
-class _Compactor(Mutator):
+class _Compactor(StmtMutator):
     def __init__(self, params: set[Buffer], infer_regions: bool):
         self.params = params
         self.infer_regions = infer_regions

@@ -14,11 +14,11 @@ from dataclasses import replace
 
 from ..expr import PrimExpr, Var
 from ..function import PrimFunc
-from ..functor import Mutator, substitute
+from ..functor import StmtMutator, substitute
 from ..stmt import BlockRealize
 
 
-class _OpaqueConverter(Mutator):
+class _OpaqueConverter(StmtMutator):
     def visit_BlockRealize(self, realize: BlockRealize) -> BlockRealize:
         realize = self.generic_visit(realize)
         block = realize.block

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..expr import BufferLoad, Call, StringImm
 from ..function import PrimFunc
-from ..functor import Mutator, Visitor
+from ..functor import StmtMutator, Visitor
 from ..stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
 
@@ -56,7 +56,7 @@ def _plan(stmts: tuple[Stmt, ...], pending_reads: set, pending_writes: set) -> t
     return positions, pending_reads, pending_writes
 
 
-class _SyncInjector(Mutator):
+class _SyncInjector(StmtMutator):
     def __init__(self):
         self.in_kernel = False
         self.serial_bodies: set[int] = set()

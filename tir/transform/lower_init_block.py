@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from ..expr import IntImm, IterKind, PrimExpr
 from ..function import PrimFunc
-from ..functor import Mutator
+from ..functor import StmtMutator
 from ..stmt import Block, IfThenElse, Stmt, seq
 
 
@@ -26,7 +26,7 @@ def _first_reduction_step(block: Block) -> PrimExpr | None:
     return condition
 
 
-class _InitLowerer(Mutator):
+class _InitLowerer(StmtMutator):
     def visit_Block(self, block: Block) -> Stmt:
         block = self.generic_visit(block)
         if block.init is None:

@@ -18,12 +18,12 @@ from dataclasses import replace
 
 from ..expr import IntImm
 from ..function import PrimFunc
-from ..functor import Mutator
+from ..functor import StmtMutator
 from ..stmt import Allocate, Block, BlockRealize, For, IfThenElse, Stmt
 from .unroll_loop import AUTO_UNROLL_KEY
 
 
-class _BlockRemover(Mutator):
+class _BlockRemover(StmtMutator):
     def visit_BlockRealize(self, realize: BlockRealize) -> Stmt:
         block = realize.block
         _check_opaque(block)
@@ -41,7 +41,7 @@ class _BlockRemover(Mutator):
         return self.visit_BlockRealize(BlockRealize((), IntImm(1, "bool"), block))
 
 
-class _OuterLoopAnnotator(Mutator):
+class _OuterLoopAnnotator(StmtMutator):
     """Puts the block's auto-unroll limit on the first loops below it (an inner loop's own wins)."""
 
     def __init__(self, value):

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from ..expr import Var
 from ..function import PrimFunc
-from ..functor import Mutator, substitute
+from ..functor import StmtMutator, substitute
 from ..stmt import For, ForKind, Stmt
 
 
-class _Unifier(Mutator):
+class _Unifier(StmtMutator):
     def __init__(self):
         self.kernel: dict[str, tuple[Var, For]] | None = None
         self.active: set[str] = set()
