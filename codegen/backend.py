@@ -14,12 +14,16 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .c_family import CFamilyPrinter
 from .errors import BuildError
 from .program import CompiledFunction
 from .target import Target
+
+if TYPE_CHECKING:
+    from .module import Module
 
 Loader = Callable[[str, Sequence[CompiledFunction], Target], Any]
 
@@ -37,7 +41,10 @@ class Backend:
     ``load(source, functions, target)`` runs there, imported only when loading.
     ``precompile(source, target)``: compiling done in the build workers (C), or None.
     ``group_word`` / ``shared_word``: what the target calls a thread group and its
-    shared memory, in error messages.
+    shared memory, in error messages. ``exporter``: the module whose
+    ``export(module, folder, name)`` writes what an application needs (``Module.export``).
+    A runtime module may define ``unavailable_reason(target)``: why it cannot run
+    here, found without importing CuPy or PyObjC (``unavailable_reason`` below).
     """
 
     kind: str
@@ -50,6 +57,7 @@ class Backend:
     precompile: Callable[[str, Target], object] | None = None
     group_word: str = "block"
     shared_word: str = "shared"
+    exporter: str = ""
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -73,3 +81,17 @@ class Backend:
         """``load(source, functions, target)`` of the runtime for ``device`` (imports it now)."""
         module = importlib.import_module(self.runtimes[self.check_device(device)])
         return module.load
+
+    def unavailable_reason(self, target: Target, device: str | None = None) -> str | None:
+        """Why the runtime for ``device`` cannot run here (one line with the fix), or None.
+
+        The tuner and the ``tir`` command ask before anything is built or written.
+        """
+        module = importlib.import_module(self.runtimes[self.check_device(device)])
+        check = getattr(module, "unavailable_reason", None)
+        return check(target) if check is not None else None
+
+    def export(self, module: Module, folder: Path, name: str) -> list[Path]:
+        """Write ``module``'s files for applications into ``folder`` (created); the paths written."""
+        folder.mkdir(parents=True, exist_ok=True)
+        return importlib.import_module(self.exporter).export(module, folder, name)

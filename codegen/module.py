@@ -3,45 +3,29 @@
 ``build`` returns a ``Module``. ``mod["main"](a, b, c)`` checks every array's
 shape and dtype against the function's signature before anything runs, then
 runs the kernels (numpy arrays are copied to the device and back; device
-arrays are used in place). ``time_evaluator`` and ``benchmark`` measure on the
-device and report seconds and GFLOPS, with FLOPs counted from the IR.
+arrays are used in place). Any object with ``__dlpack__`` (CuPy, PyTorch, JAX)
+is viewed in place as the runtime's own array: on the CPU as numpy, on a GPU
+through the runtime's ``from_dlpack``. ``time_evaluator`` and ``benchmark``
+measure on the device with the one timer of codegen/timing.py and report the
+median, the spread of the repeats and GFLOPS, with FLOPs counted from the IR.
+``export(folder)`` writes what an application needs to call the kernels
+without Python (each target's ``export.py``).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from .checks import new_state, raise_if_failed
 from .errors import LaunchError
 from .program import CompiledFunction
 from .scalars import scalar_argument
 from .target import Target
-
-
-@dataclass(frozen=True)
-class TimingResult:
-    """Seconds per call, one entry per repeat (each the mean of ``number`` calls)."""
-
-    results: tuple[float, ...]
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.results)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.results)
-
-    @property
-    def min(self) -> float:
-        return min(self.results)
-
-    @property
-    def std(self) -> float:
-        return statistics.pstdev(self.results)
+from .timing import TimingResult, significant, time_calls
 
 
 @dataclass(frozen=True)
@@ -60,9 +44,11 @@ class BenchmarkResult:
         return self.flops / self.seconds / 1e9 if self.seconds > 0 else 0.0
 
     def __str__(self) -> str:
+        timing = self.timing
         return (
-            f"{self.name}: {self.seconds * 1e3:.4g} ms (median of {len(self.timing.results)}), "
-            f"{self.gflops:,.1f} GFLOPS on {self.device} [{self.target}]"
+            f"{self.name}: {significant(self.seconds * 1e3)} ms (median of {timing.repeat} x {timing.number} "
+            f"calls, spread {timing.spread:.0%}), {significant(self.gflops)} GFLOPS "
+            f"on {self.device} [{self.target}]"
         )
 
 
@@ -74,6 +60,7 @@ class Function:
         self.spec = spec
 
     def __call__(self, *arrays) -> None:
+        arrays = self.module.adopt(arrays)
         check_arguments(self.spec, arrays)
         if not self.spec.checks:
             self.module.loaded.run(self.spec.name, arrays)
@@ -127,29 +114,67 @@ class Module:
     def __contains__(self, name: str) -> bool:
         return name in self.functions
 
-    def time_evaluator(self, name: str, number: int = 10, repeat: int = 3) -> Callable[..., TimingResult]:
-        """A function of the arrays that returns seconds per call for each of ``repeat`` rounds."""
+    def time_evaluator(
+        self, name: str, number: int = 10, repeat: int = 3, min_repeat_ms: float = 0
+    ) -> Callable[..., TimingResult]:
+        """A function of the arrays that times ``name`` as TVM's ``time_evaluator`` does.
+
+        Each of ``repeat`` rounds is the mean of ``number`` calls after a warm-up call;
+        ``number`` grows until one round lasts at least ``min_repeat_ms`` (codegen/timing.py).
+        """
         spec = self[name].spec
         self._check_timings()
 
         def evaluate(*arrays) -> TimingResult:
+            arrays = self.adopt(arrays)
             check_arguments(spec, arrays)
-            return TimingResult(tuple(self._time(spec, arrays, number, repeat)))
+            return time_calls(
+                lambda n, r: self._time(spec, arrays, n, r),
+                number=number,
+                repeat=repeat,
+                min_repeat_seconds=min_repeat_ms / 1e3,
+            )
 
         return evaluate
 
     def benchmark(
         self, name: str, *arrays, number: int | None = None, repeat: int = 5, min_repeat_seconds: float = 0.05
     ) -> BenchmarkResult:
-        """Median seconds per call and GFLOPS; ``number`` defaults to calls filling min_repeat_seconds."""
+        """Median seconds per call, the spread of the repeats, and GFLOPS (three significant digits).
+
+        Without ``number``, the calls per repeat grow from one until a repeat lasts
+        ``min_repeat_seconds``; a given ``number`` is used as it is.
+        """
         spec = self[name].spec
         self._check_timings()
+        arrays = self.adopt(arrays)
         check_arguments(spec, arrays)
-        if number is None:
-            (once,) = self._time(spec, arrays, 1, 1)
-            number = max(1, min(1000, math.ceil(min_repeat_seconds / max(once, 1e-7))))
-        timing = TimingResult(tuple(self._time(spec, arrays, number, repeat)))
+        grow_to_ms = min_repeat_seconds * 1e3 if number is None else 0
+        timing = self.time_evaluator(name, number or 1, repeat, grow_to_ms)(*arrays)
         return BenchmarkResult(name, timing.median, spec.flops, timing, self.device_name, str(self.target))
+
+    def adopt(self, arrays: Sequence) -> tuple:
+        """The arguments with every DLPack object (``__dlpack__``: CuPy, PyTorch, JAX) viewed in place
+        as the runtime's own array; numpy arrays and scalars pass unchanged."""
+        return tuple(adopt_dlpack(array, self) for array in arrays)
+
+    def export(self, folder: str | Path, name: str = "kernels") -> list[Path]:
+        """Write what an application needs to call this module without Python into ``folder``.
+
+        C: ``lib<name>.so`` and ``<name>.h`` with each function's prototype; CUDA: ``<name>.cu``,
+        ``<name>.ptx`` and ``.cubin`` (when nvcc is here) and ``<name>.json`` with the launch
+        dimensions; Metal: ``<name>.metal``, ``<name>.json`` (launch dimensions, argument order)
+        and ``<name>.swift``, a dispatch snippet. Returns the files written.
+
+        >>> rt = build(matmul, "c")
+        >>> rt.export("out")  # doctest: +SKIP
+        [PosixPath('out/libkernels.so'), PosixPath('out/kernels.h'), PosixPath('out/kernels.c')]
+        """
+        if not name.isidentifier():
+            raise ValueError(
+                f"export name must be an identifier (it names files and a C header); got {name!r}"
+            )
+        return self.target.backend.export(self, Path(folder), name)
 
     def _time(self, spec: CompiledFunction, arrays: Sequence, number: int, repeat: int) -> list[float]:
         """The runtime's timings; a checked build passes its check state and raises if a check failed."""
@@ -169,6 +194,26 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<Module target={self.target} functions={list(self.functions)}>"
+
+
+def adopt_dlpack(array, module: Module) -> object:
+    """``array`` itself, or the module's runtime's in-place view of a DLPack object (never a copy)."""
+    if isinstance(array, np.ndarray) or not hasattr(array, "__dlpack__"):
+        return array
+    device_type = array.__dlpack_device__()[0] if hasattr(array, "__dlpack_device__") else DLPACK_CPU
+    if device_type in (DLPACK_CPU, DLPACK_CUDA_HOST):
+        return np.from_dlpack(array)
+    from_dlpack = getattr(module.loaded, "from_dlpack", None)
+    if from_dlpack is None:
+        raise TypeError(
+            f"this module's runtime cannot use an array on DLPack device type {device_type} in place; "
+            "pass a CPU array (numpy, or the framework's .cpu()) instead"
+        )
+    return from_dlpack(array)
+
+
+# DLPack's device types (dlpack.h: kDLCPU, kDLCUDAHost).
+DLPACK_CPU, DLPACK_CUDA_HOST = 1, 3
 
 
 def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:

@@ -84,3 +84,33 @@ class CompiledFunction:
     def arguments(self) -> tuple[BufferSpec, ...]:
         """The parameters a caller passes (all but the check state of a checked build)."""
         return self.params[:-1] if self.checks else self.params
+
+    def as_json(self) -> dict:
+        """What a host program needs to call this function: parameters in argument order (dtype, shape,
+        written, scalar), the workspaces it allocates, and each kernel launch in order."""
+        return {
+            "name": self.name,
+            "flops": self.flops,
+            "params": [_buffer_json(p) for p in self.params],
+            "workspaces": [_buffer_json(w) for w in self.workspaces],
+            "launches": [
+                {
+                    "kernel": launch.name,
+                    "grid": list(launch.grid),
+                    "block": list(launch.block),
+                    "arguments": list(launch.buffers),
+                    "shared_bytes": launch.shared_bytes,
+                }
+                for launch in self.launches
+            ],
+        }
+
+
+def _buffer_json(spec: BufferSpec) -> dict:
+    return {
+        "name": spec.name,
+        "dtype": spec.dtype,
+        "shape": list(spec.shape),
+        "written": spec.written,
+        "scalar": spec.scalar,
+    }

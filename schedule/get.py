@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import difflib
 
-from tir import Block, For
+from tir import Block, BufferStore, For
+from tir.functor import post_order_visit
 
 from .analysis import child_blocks, consumers_of, producers_of
 from .errors import NotFoundError
@@ -16,6 +17,23 @@ from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
 
 # ---------------------------------------------------------------- primitives
+
+
+def _stored_outside_blocks(body) -> set[str]:
+    """Names of the buffers stored to outside every block but the root (parsed from a script that
+    wrote ``B[i] = ...`` without ``with T.block``)."""
+    everywhere, in_blocks = [], set()
+
+    def visit(node) -> None:
+        if isinstance(node, BufferStore):
+            everywhere.append(node)
+        elif isinstance(node, Block) and node.name != "root":
+            for part in (node.body, node.init):
+                if part is not None:
+                    post_order_visit(part, lambda inner: in_blocks.add(id(inner)))
+
+    post_order_visit(body, visit)
+    return {store.buffer.name for store in everywhere if id(store) not in in_blocks}
 
 
 @primitive()
@@ -28,7 +46,14 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
     if block is None or name == "root":
         names = [n for n in index.blocks if n != "root"]
         close = difflib.get_close_matches(name, names, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else f" Blocks: {', '.join(names)}."
+        hint = f" Did you mean {close[0]!r}?" if close else f" Blocks: {', '.join(names)}." if names else ""
+        outside = _stored_outside_blocks(state.mod[func_name].body)
+        if outside and (not names or name in outside):
+            hint += (
+                f" {', '.join(sorted(outside))} {'is' if len(outside) == 1 else 'are'} written outside any "
+                "T.block (a store such as `B[i] = ...` directly under a loop), which a schedule cannot "
+                'name: wrap the store in `with T.block("B"):` with `vi = T.axis.spatial(8, i)` iterators.'
+            )
         raise NotFoundError(f"no block named {name!r} in function {func_name!r}.{hint}")
     state.func_name = func_name
     return block

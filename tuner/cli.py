@@ -7,30 +7,46 @@
 
 Script files are parsed, never executed: the ``@T.prim_func`` / ``@I.ir_module``
 definitions are read with Python's ``ast`` and parsed by ``tir.parse``, with
-module-level constants (``N = 1024``) as free names. Ctrl-C stops a tuning run
-with every finished record kept; the same command again resumes.
+module-level constants (``N = 1024``) as free names. ``--trials`` is the total
+for the workload, target and device in the database: Ctrl-C stops a tuning run
+with every finished record kept, and the same command again resumes with the
+trials that remain. A target whose runtime is missing here is one line on
+stderr with the fix (exit status 2), before any file is created.
+
+Everything printed is literal text: the consoles interpret no markup, so a name
+such as ``matmul[64,64,64]`` or a source line quoting ``B[vi]`` prints as it is.
+Tables fit the terminal, or 100 columns when piped; a closed pipe (``tir show
+f.py | head``) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 import tir
+from codegen.errors import RuntimeUnavailableError
 from codegen.target import Target, TargetError
+from codegen.timing import significant
 from tir.function import IRModule, PrimFunc
 
 from . import workloads
 from .database import Database, DatabaseError
+from .measure import MeasureError
 
-# Wide enough that tables piped to a file or a test keep one row per line.
-console = Console(width=None if sys.stdout.isatty() else 200)
-errors = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+PIPED_WIDTH = 100
+# No markup and no highlighting: user data (names, source lines, schedules) prints literally.
+console = Console(width=None if sys.stdout.isatty() else PIPED_WIDTH, markup=False, highlight=False)
+errors = Console(
+    stderr=True, width=None if sys.stderr.isatty() else PIPED_WIDTH, markup=False, highlight=False
+)
 
 
 class CommandError(Exception):
@@ -44,13 +60,34 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.run(args) or 0
+        status = args.run(args) or 0
+        sys.stdout.flush()  # a reader that went away fails here, inside the try, not at exit
+        return status
     except KeyboardInterrupt:
-        errors.print("[yellow]interrupted[/]: finished records are kept; run the same command to resume")
+        errors.print(
+            Text.assemble(
+                ("interrupted", "yellow"), ": finished records are kept; run the same command to resume"
+            ),
+            soft_wrap=True,
+        )
         return 130
-    except (CommandError, DatabaseError, TargetError, workloads.WorkloadError, tir.ParseError) as error:
-        errors.print(f"[red]error:[/] {error}", highlight=False)
+    except tir.ParseError as error:
+        errors.print(Text(str(error)), soft_wrap=True)  # already "file:line:col: error: ..." with the caret
         return 2
+    except (
+        CommandError,
+        DatabaseError,
+        TargetError,
+        workloads.WorkloadError,
+        RuntimeUnavailableError,
+        MeasureError,
+    ) as error:
+        errors.print(Text.assemble(("error:", "red"), f" {error}"), soft_wrap=True)
+        return 2
+    except BrokenPipeError:
+        # The reader (head, less) went away: stop quietly, and keep Python's exit flush from failing too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer whose pipe closed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,28 +98,47 @@ def _parser() -> argparse.ArgumentParser:
     known = ", ".join(workloads.WORKLOADS)
     tune.add_argument("workload", help=f"a built-in workload ({known}) or a .py script")
     tune.add_argument("--shape", help="sizes of a built-in workload, e.g. 512,512,512")
-    tune.add_argument("--dtype", default="float32")
+    tune.add_argument(
+        "--dtype",
+        default="float32",
+        help="element type of a built-in workload (default float32; e.g. float16)",
+    )
     tune.add_argument("--func", default=None, help="function of a script or module to tune (default: main)")
     tune.add_argument("--target", default="c", help="c (default), cuda or metal")
-    tune.add_argument("--trials", type=int, default=64, help="candidates to measure in this run (default 64)")
+    tune.add_argument(
+        "--trials",
+        type=int,
+        default=64,
+        help="total candidates measured for this workload, target and device in the database, "
+        "counting earlier runs (default 64): a rerun resumes with the rest",
+    )
     tune.add_argument("--db", default="tuning.db", help="records database (default tuning.db)")
-    tune.add_argument("--seed", type=int, default=0)
-    tune.add_argument("--batch", type=int, default=None, help="candidates measured per round")
+    tune.add_argument(
+        "--seed", type=int, default=0, help="seed of the search and of the random inputs (default 0)"
+    )
+    tune.add_argument(
+        "--batch", type=int, default=None, help="candidates built and measured per round (default 8)"
+    )
     tune.add_argument("--random", action="store_true", help="random search of the same space (no cost model)")
     tune.set_defaults(run=_tune)
 
     db = commands.add_parser("db", help="inspect, share and plot the records database")
-    db.add_argument("action", choices=["list", "best", "export", "import", "plot"])
+    db.add_argument(
+        "action",
+        choices=["list", "best", "export", "import", "plot"],
+        help="list: workloads and best GFLOPS; best: the best schedule as Python; export/import: "
+        "JSON lines; plot: best GFLOPS against trials",
+    )
     db.add_argument("file", nargs="?", help="JSON-lines file for export/import")
-    db.add_argument("--db", default="tuning.db")
-    db.add_argument("--target", default=None)
+    db.add_argument("--db", default="tuning.db", help="records database (default tuning.db)")
+    db.add_argument("--target", default=None, help="only records of this target (c, cuda, metal)")
     db.add_argument("--workload", default=None, help="workload key or name (default: every workload)")
     db.add_argument("--out", default="tuning.png", help="PNG written by plot")
     db.set_defaults(run=_db)
 
     show = commands.add_parser("show", help="print the TVMScript module of a script file")
-    show.add_argument("file")
-    show.add_argument("--func", default=None)
+    show.add_argument("file", help="a .py file with @T.prim_func or @I.ir_module definitions")
+    show.add_argument("--func", default=None, help="print only this function (default: the whole module)")
     show.set_defaults(run=_show)
     return parser
 
@@ -93,8 +149,11 @@ def _parser() -> argparse.ArgumentParser:
 def _tune(args) -> int:
     from .search import tune
 
-    mod, name, reference = _workload(args)
     target = Target.parse(args.target)
+    problem = target.backend.unavailable_reason(target)
+    if problem is not None:
+        raise CommandError(problem)
+    mod, name, reference = _workload(args)
     if args.trials < 1:
         raise CommandError(f"--trials must be at least 1; got {args.trials}")
     result = tune(
@@ -111,11 +170,11 @@ def _tune(args) -> int:
     table = Table(title=f"tuning results ({result.device})")
     for column in ("workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"):
         table.add_column(column, justify="right" if column != "workload" else "left")
-    latency = f"{result.best_seconds * 1e6:,.1f} us" if result.best_seconds else "-"
+    latency = f"{significant(result.best_seconds * 1e6)} us" if result.best_seconds else "-"
     table.add_row(
         name,
         f"{result.flops:,}",
-        f"{result.best_gflops:,.1f}",
+        significant(result.best_gflops),
         latency,
         str(result.trials),
         str(result.errors),
@@ -123,7 +182,8 @@ def _tune(args) -> int:
     console.print(table)
     console.print(
         f"{result.seconds:.1f} s in all, {result.cost_model_seconds:.1f} s of it in the cost model; "
-        f"records in {args.db}"
+        f"records in {args.db}",
+        soft_wrap=True,
     )
     return 0
 
@@ -221,7 +281,7 @@ def _db_list(database: Database, args) -> int:
                 device,
                 str(database.count(entry.key, target, device)),
                 str(database.count(entry.key, target, device, status="ok")),
-                f"{best[0].gflops:,.1f}" if best else "-",
+                significant(best[0].gflops) if best else "-",
             )
     console.print(table)
     return 0
@@ -236,14 +296,23 @@ def _db_best(database: Database, args) -> int:
                 continue
             for record in database.best(entry.key, target, None, k=1):
                 found = True
+                # Comments, so that the whole output pastes into Python after `sch = Schedule(mod)`.
                 console.print(
-                    f"[bold]{entry.name}[/] on {target} ({record.device}): {record.gflops:,.1f} GFLOPS, "
-                    f"{record.mean_secs * 1e6:,.1f} us, record {record.id} of {record.created}"
+                    f"# {entry.name} on {target} ({record.device}): {significant(record.gflops)} GFLOPS, "
+                    f"{significant(record.mean_secs * 1e6)} us\n"
+                    f"# record {record.id} in {args.db}, measured {_when(record.created)}",
+                    soft_wrap=True,
                 )
-                console.print(_trace_python(record.trace), highlight=False)
+                console.print(_trace_python(record.trace), soft_wrap=True)
     if not found:
         raise CommandError(f"no successful record in {args.db}")
     return 0
+
+
+def _when(created: str) -> str:
+    """``2026-11-24T22:06:58.735282+00:00`` -> ``2026-11-24 22:06 UTC``."""
+    day, _, clock = created.partition("T")
+    return f"{day} {clock[:5]} UTC" if clock.endswith("+00:00") else created
 
 
 def _trace_python(trace_json: dict) -> str:

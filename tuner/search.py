@@ -5,9 +5,11 @@ records already in the database and mutations of the fittest, scores them all
 with the XGBoost cost model (features from each candidate's lowered IR), and
 measures the top-scored ones not measured before, plus an epsilon of random
 ones, in one batch (tuner/measure). Every measurement goes to the records
-database as it completes, and the model retrains on them. Running the same
-command again resumes: candidates already in the database are never measured
-twice and their records seed the population.
+database as it completes, and the model retrains on them. ``trials`` is the
+total for the workload, target and device in the database, so running the same
+command again resumes: it measures only the trials that remain, candidates
+already in the database are never measured twice, and their records seed the
+population.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 import tir
+from codegen.errors import RuntimeUnavailableError
 from codegen.target import Target
+from codegen.timing import significant
 from schedule import Schedule, Trace
 from tir.function import IRModule, PrimFunc
 
@@ -36,7 +40,11 @@ from .space import SpaceError, SpaceGenerator
 
 @dataclass
 class TuneResult:
-    """What a tuning run found: the best record so far and how the run went."""
+    """What a tuning run found: the best record so far and how the run went.
+
+    ``trials`` and ``errors`` count every record of the workload, target and device in the
+    database (``resumed`` of them were there before this run).
+    """
 
     workload: str
     workload_key: str
@@ -49,6 +57,7 @@ class TuneResult:
     history: list[tuple[int, float]] = field(default_factory=list)
     seconds: float = 0.0
     cost_model_seconds: float = 0.0
+    resumed: int = 0  # trials already in the database when the run started
 
     @property
     def best_gflops(self) -> float:
@@ -91,38 +100,52 @@ def tune(
     progress: bool = True,
     guided: bool = True,
 ) -> TuneResult:
-    """Measure up to ``trials`` new candidates of ``mod`` on ``target`` and record them in ``db``.
+    """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
 
-    ``trials`` counts candidates measured by this call (failures included), so a
-    resumed run measures ``trials`` more. ``guided=False`` measures random samples
-    of the same space (the baseline the cost model must beat). ``reference`` is a
-    function of the input arrays returning the expected outputs (built-in
-    workloads pass their numpy reference); without it the unscheduled program
-    built for C is the reference.
+    ``trials`` is the total for this workload, target and device in the
+    database (failures included): a run resumed after Ctrl-C measures only what
+    remains, and a run whose trials are all done measures nothing and returns
+    the best record. ``guided=False`` measures random samples of the same space
+    (the baseline the cost model must beat). ``reference`` is a function of the
+    input arrays returning the expected outputs (built-in workloads pass their
+    numpy reference); without it the unscheduled program built for C is the
+    reference. A target whose runtime cannot run here raises
+    RuntimeUnavailableError before the database file is created.
     """
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
     target = Target.parse(target)
+    problem = target.backend.unavailable_reason(target)
+    if problem is not None:
+        raise RuntimeUnavailableError(problem)
     # The measurer runs the module's main function: its name, FLOPs and key come from that one.
     name = workload_name or mod.main_name()
     batch_size = batch_size or 8
-    database = db if isinstance(db, Database) else Database(db)
-    key = database.commit_workload(mod, name)
     flops = tir.flop_count(mod.main_function())
     rng = random.Random(seed)
     space = SpaceGenerator(target)
-    model_path = _model_path(database, target)
     started = time.perf_counter()
     feature_seconds = 0.0
+    # The runner starts first: where the target cannot run, no database file is left behind.
     with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
         device = measurer.device_name
+        database = db if isinstance(db, Database) else Database(db)
+        key = database.commit_workload(mod, name)
+        model_path = _model_path(database, target)
         records = database.records(key, str(target), device)
         seen = {_trace_key(r.trace) for r in records}
         model = _load_model(model_path, seed) if guided else CostModel(seed=seed)
-        if guided and model.num_samples == 0 and records:
+        if guided and model.num_samples == 0 and records and len(records) < trials:
             feature_seconds += _learn_records(model, records, mod, target, flops, key)
-        result = TuneResult(name, key, str(target), device, flops, 0, 0, _best(database, key, target, device))
+        result = TuneResult(
+            name, key, str(target), device, flops, len(records), 0, _best(database, key, target, device)
+        )
+        result.resumed = len(records)
+        result.errors = sum(r.status != "ok" for r in records)
         with TuningProgress(name, trials, enabled=progress) as bar:
+            bar.start_at(result.trials, result.best_gflops, result.errors)
+            if records:
+                bar.note(_resume_message(result, trials))
             while result.trials < trials:
                 count = min(batch_size, trials - result.trials)
                 pool, scored_seconds = _propose(
@@ -155,6 +178,15 @@ def tune(
     if not isinstance(db, Database):
         database.close()
     return result
+
+
+def _resume_message(result: TuneResult, trials: int) -> str:
+    best = f"best {significant(result.best_gflops)} GFLOPS"
+    if result.resumed >= trials:
+        return (
+            f"all {trials} trials already measured ({result.resumed} in the database, {best}); nothing to do"
+        )
+    return f"resuming: {result.resumed} of {trials} trials already measured ({best})"
 
 
 @dataclass(eq=False)

@@ -32,6 +32,7 @@ BACKEND = Backend(
     printer=CPrinter,
     prelude=c_prelude,
     is_gpu=False,
+    exporter="codegen.c.export",
     runtimes={"cpu": "codegen.c.runtime"},
     precompile=_precompile,
 )

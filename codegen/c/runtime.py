@@ -7,7 +7,9 @@ each ``CompiledFunction.entry`` is a symbol taking the data pointers of the
 function's ``params`` in order. Arrays are used in place when they are
 C-contiguous; others are copied into contiguous arrays and, when the function
 writes them, copied back. OpenMP runs the parallel loops on as many threads as
-``OMP_NUM_THREADS`` says (read at every call), else on every core.
+``OMP_NUM_THREADS`` says (read at every call), else on every core, with each
+thread bound to a core (``OMP_PROC_BIND=true`` unless the environment says
+otherwise; set before the first library loads, since OpenMP reads it once).
 """
 
 from __future__ import annotations
@@ -28,13 +30,36 @@ from codegen.program import BufferSpec, CompiledFunction
 from codegen.scalars import scalar_argument
 from codegen.target import Target
 
-from .compiler import CCompiler, compile_library, find_compiler
+from .compiler import CCompiler, CompilerNotFoundError, compile_library, find_compiler
+
+
+def unavailable_reason(target: Target) -> str | None:
+    """Why the C runtime cannot run here (no C compiler), or None."""
+    try:
+        find_compiler(target)
+    except CompilerNotFoundError as error:
+        return str(error)
+    return None
 
 
 def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> CModule:
     """Compile ``source`` for ``target`` (or reuse the cached library) and bind each function's entry."""
     compiler = find_compiler(target)
-    return CModule(compile_library(source, compiler), functions, compiler)
+    library = compile_library(source, compiler)
+    pin_openmp_threads()
+    return CModule(library, functions, compiler)
+
+
+# OpenMP reads these once, when its runtime starts (the first library with parallel loops loads).
+# Bound threads stay on their cores between calls, so the repeats of a small kernel agree instead
+# of depending on where the scheduler moved a thread (docs/ARCHITECTURE.md, "Timing").
+OPENMP_DEFAULTS = {"OMP_PROC_BIND": "true"}
+
+
+def pin_openmp_threads() -> None:
+    """Set ``OPENMP_DEFAULTS`` in the environment unless the user set those variables."""
+    for name, value in OPENMP_DEFAULTS.items():
+        os.environ.setdefault(name, value)
 
 
 class CModule:

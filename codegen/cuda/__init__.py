@@ -26,6 +26,7 @@ BACKEND = Backend(
     printer=CUDAPrinter,
     prelude=cuda_prelude,
     is_gpu=True,
+    exporter="codegen.cuda.export",
     runtimes={"gpu": "codegen.cuda.runtime"},
 )
 

@@ -2,8 +2,8 @@
 
 The CUDA runtime (``codegen/cuda/runtime.py``) compiles through NVRTC, which
 needs a GPU and CuPy; this module only needs the CUDA toolkit. It runs
-``nvcc -arch=<arch> -cubin`` on the exact source (so nvcc's line numbers are
-the source's) in a temporary folder and caches the cubin under
+``nvcc -arch=<arch> -cubin`` (or ``-ptx``, for ``Module.export``) on the exact
+source (so nvcc's line numbers are the source's) in a temporary folder and caches the cubin under
 ``$TIR_CACHE_DIR/nvcc`` by a hash of the source, the flags and nvcc's version.
 """
 
@@ -20,7 +20,8 @@ from pathlib import Path
 from codegen.c.compiler import atomic_output, cache_directory
 from codegen.errors import CompileError
 
-FLAGS = ("-cubin", "-std=c++17")
+FLAGS = ("-std=c++17",)
+OUTPUTS = ("cubin", "ptx")
 SOURCE_NAME = "kernel.cu"
 
 
@@ -39,17 +40,20 @@ def nvcc_available() -> bool:
     return nvcc_path() is not None
 
 
-def compile_with_nvcc(source: str, arch: str = "sm_90") -> bytes:
-    """The cubin nvcc builds from ``source`` for ``arch``; raises CompileError with nvcc's output."""
+def compile_with_nvcc(source: str, arch: str = "sm_90", output: str = "cubin") -> bytes:
+    """The cubin (or, ``output="ptx"``, the PTX text) nvcc builds from ``source`` for ``arch``;
+    raises CompileError with nvcc's output."""
+    if output not in OUTPUTS:
+        raise ValueError(f"nvcc output must be one of {', '.join(OUTPUTS)}; got {output!r}")
     nvcc = nvcc_path()
     if nvcc is None:
         raise FileNotFoundError("nvcc not found: install the CUDA toolkit or put its bin folder on PATH")
-    flags = (f"-arch={arch}", *FLAGS)
+    flags = (f"-arch={arch}", f"-{output}", *FLAGS)
     key = hashlib.sha256("\0".join((source, *flags, _version(nvcc))).encode()).hexdigest()
-    cubin = cache_directory("nvcc") / f"{key}.cubin"
-    if not cubin.exists():
-        _compile(nvcc, flags, source, cubin)
-    return cubin.read_bytes()
+    built = cache_directory("nvcc") / f"{key}.{output}"
+    if not built.exists():
+        _compile(nvcc, flags, source, built)
+    return built.read_bytes()
 
 
 def _compile(nvcc: str, flags: tuple[str, ...], source: str, cubin: Path) -> None:

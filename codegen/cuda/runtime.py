@@ -12,6 +12,7 @@ kernels in order; each launch is checked, so a failure names its kernel.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -32,6 +33,16 @@ NVRTC_OPTIONS = ("-std=c++17",)
 
 class CudaUnavailableError(RuntimeUnavailableError):
     """The CUDA runtime cannot start here: CuPy is missing, or it sees no NVIDIA GPU."""
+
+
+def unavailable_reason(target: Target) -> str | None:
+    """Why the CUDA runtime cannot run here, found without importing CuPy (None: it may run).
+
+    Only CuPy's presence is checked; whether it sees a GPU is known once the runtime starts.
+    """
+    if importlib.util.find_spec("cupy") is None:
+        return CUPY_MISSING
+    return None
 
 
 def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> CudaModule:
@@ -61,6 +72,10 @@ class CudaModule:
             for launch in function.launches:
                 self._launch(function, launch, buffers)
                 self._synchronize(function, (launch,))
+
+    def from_dlpack(self, array):
+        """A CuPy view (no copy) of a GPU array from another library (PyTorch, JAX) through DLPack."""
+        return self._cupy.from_dlpack(array)
 
     def time(self, name: str, arrays: Sequence, number: int, repeat: int) -> list[float]:
         """Mean seconds per call of ``name`` by CUDA events: one warm-up call, then ``repeat`` means."""

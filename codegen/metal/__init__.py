@@ -26,6 +26,7 @@ BACKEND = Backend(
     printer=MetalPrinter,
     prelude=metal_prelude,
     is_gpu=True,
+    exporter="codegen.metal.export",
     runtimes={"gpu": "codegen.metal.runtime", "sim": "codegen.metal.sim"},
     group_word="threadgroup",
     shared_word="threadgroup",

@@ -24,6 +24,7 @@ this file through a stand-in for PyObjC's calling protocol.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -35,13 +36,23 @@ from codegen.scalars import scalar_argument
 from codegen.target import Target
 
 METAL_MISSING = (
-    "the Metal runtime needs macOS with a Metal device and pyobjc-framework-Metal; "
+    "Metal needs macOS with a Metal device and pyobjc-framework-Metal; "
     "on Linux use build(mod, 'metal', device='sim')"
 )
+METAL_BINDINGS_MISSING = f"{METAL_MISSING} (pip install 'tensorir-py[metal]')"
 
 
 class MetalUnavailableError(RuntimeUnavailableError):
     """The Metal runtime cannot start here: not macOS, no PyObjC Metal bindings, or no Metal device."""
+
+
+def unavailable_reason(target: Target) -> str | None:
+    """Why the Metal runtime cannot run here, found without importing it (None: it may run)."""
+    if sys.platform != "darwin":
+        return METAL_MISSING
+    if importlib.util.find_spec("Metal") is None:
+        return METAL_BINDINGS_MISSING
+    return None
 
 
 def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> MetalModule:
@@ -223,5 +234,5 @@ def _import_pyobjc():
         import Metal
         import objc
     except ImportError as error:
-        raise MetalUnavailableError(f"{METAL_MISSING} (pip install pyobjc-framework-Metal)") from error
+        raise MetalUnavailableError(METAL_BINDINGS_MISSING) from error
     return Metal, objc

@@ -12,9 +12,12 @@ on Metal, then calls a 4096x4096 by 4096x2 matmul on numpy arrays. Here:
   numpy; the Metal source is printed, as the seed's debug output shows it;
 - the skinny matmul on numpy arrays: C (timed) and the Metal simulator.
 
-The seed also compiles the kernel to a file and calls it from C++; that needs
-``Module.export`` (the user-experience issue), which this example does not use
-yet. Halide's ``brighter[x, y]`` has x innermost; in C order that is
+- the kernel compiled to files, as the seed's ``compile_to_file``: ``Module.export``
+  writes the Metal source, its launch dimensions and argument order (JSON) and a
+  Swift dispatch snippet, and for C a shared library and a header; a small C++
+  program then calls the library and checks its output (when ``c++`` is here).
+
+Halide's ``brighter[x, y]`` has x innermost; in C order that is
 ``brighter[y, x]``. Run ``python examples/seeds/seed000_halide_metal.py``
 (``--size``/``--matmul`` shrink it; the test suite runs it small).
 """
@@ -22,7 +25,10 @@ yet. Halide's ``brighter[x, y]`` has x innermost; in C order that is
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -91,10 +97,46 @@ def run_everywhere(sch: Schedule, arrays: list[np.ndarray], expected: np.ndarray
     return ran
 
 
+CPP_CALLER = """// Calls brighter from the exported library, as the seed's C++ host program does.
+#include <cstdio>
+#include <vector>
+#include "brighter.h"
+
+int main() {
+    const int size = SIZE;
+    std::vector<float> input(size * size), output(size * size);
+    for (int i = 0; i < size * size; ++i) input[i] = 0.25f * (i % 7);
+    tir_main(input.data(), output.data());
+    for (int i = 0; i < size * size; ++i)
+        if (output[i] != input[i] * 3.0f) { std::printf("wrong at %d\\n", i); return 1; }
+    std::printf("C++ caller: brighter from libbrighter.so equals input * 3\\n");
+    return 0;
+}
+"""
+
+
+def export_and_call(sch: Schedule, size: int, folder: Path) -> None:
+    """Export brighter for Metal and C, then compile and run a C++ caller of the C library."""
+    files = build(sch.mod, "metal", device="sim").export(folder, "brighter")
+    files += build(sch.mod, "c").export(folder, "brighter")
+    print("exported:", ", ".join(sorted(f.name for f in files)))
+    compiler = shutil.which("c++") or shutil.which("g++")
+    if compiler is None:
+        print("no C++ compiler here: the C++ caller was not built")
+        return
+    (folder / "call_brighter.cpp").write_text(CPP_CALLER.replace("SIZE", str(size)))
+    program = folder / "call_brighter"
+    link = [f"-L{folder}", "-lbrighter", f"-Wl,-rpath,{folder}"]
+    source = f"{program}.cpp"
+    subprocess.run([compiler, "-O2", f"-I{folder}", source, "-o", str(program), *link], check=True)
+    print(subprocess.run([str(program)], check=True, capture_output=True, text=True).stdout.strip())
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=16, help="brighter's width and height")
     parser.add_argument("--matmul", default="4096,4096,2", help="M,K,N of the skinny matmul")
+    parser.add_argument("--export", help="folder for the exported kernels (default: a temporary folder)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
 
@@ -105,6 +147,11 @@ def main(argv: list[str] | None = None) -> None:
     ran = run_everywhere(sch, [image, out], image * 3, rtol=0)
     print(f"brighter {args.size}x{args.size}: equals input * 3 on {', '.join(ran)}")
     print(build(sch.mod, "metal", device="sim").get_source())
+    if args.export:
+        export_and_call(sch, args.size, Path(args.export))
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            export_and_call(sch, args.size, Path(folder))
 
     M, K, N = (int(s) for s in args.matmul.split(","))
     lhs = rng.uniform(0, 1, (M, K)).astype("float32")

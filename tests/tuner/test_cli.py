@@ -144,9 +144,14 @@ def test_interrupted_run_keeps_records_and_resumes(tmp_path, how):
         kept = database.count(key)
     assert kept >= 2
     resumed = subprocess.run(
-        [*args[:-4], "--trials", "2", "--db", "r.db"], cwd=tmp_path, env=env, capture_output=True, text=True
+        [*args[:-4], "--trials", str(kept + 2), "--db", "r.db"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming: {kept} of {kept + 2} trials already measured (best " in resumed.stderr
     with Database(tmp_path / "r.db") as database:
         assert database.count(key) == kept + 2
 

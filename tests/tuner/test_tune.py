@@ -35,10 +35,14 @@ def test_tune_records_every_trial(tuned):
     assert best_so_far == sorted(best_so_far)
 
 
-def test_tune_resumes_without_measuring_a_trace_twice(tuned):
-    mod, db, _ = tuned
-    again = tune(mod, "c", trials=4, db=db, seed=1, batch_size=4, progress=False)
-    assert again.trials == 4
+def test_trials_are_the_total_and_a_rerun_resumes_without_measuring_a_trace_twice(tuned):
+    mod, db, first = tuned
+    done = tune(mod, "c", trials=8, db=db, seed=1, batch_size=4, progress=False)
+    assert (done.trials, done.resumed, done.history) == (8, 8, [])
+    assert done.best_gflops == first.best_gflops
+    again = tune(mod, "c", trials=12, db=db, seed=1, batch_size=4, progress=False)
+    assert (again.trials, again.resumed) == (12, 8)
+    assert [trial for trial, _ in again.history] == [9, 10, 11, 12]
     with Database(db) as database:
         traces = [str(r.trace) for r in database.records(workload_key(mod), "c")]
     assert len(traces) == 12 and len(set(traces)) == 12
@@ -84,7 +88,7 @@ def test_resumed_run_retrains_a_missing_or_stale_model_from_the_records(tmp_path
     if saved_model == "other_features":
         config = json.dumps({"format_version": 1, "seed": 0, "trained_on": 0})
         np.savez(f"{model}.npz", feature_names=np.array(["a", "b"]), config=np.array(config))
-    tune(mod, "c", trials=4, db=db, batch_size=4, progress=False)
+    tune(mod, "c", trials=12, db=db, batch_size=4, progress=False)
     rebuilt = CostModel.load(model)
     assert rebuilt.num_samples == 12 and rebuilt.is_trained
 

@@ -8,10 +8,13 @@ decorators when the ``def`` runs, so ``T.Buffer((1024,), "float32")``,
 objects here. Every other name the parser understands also exists (so IDEs and
 ``dir(T)`` list it) as a stub that explains it only has meaning inside a
 ``@T.prim_func`` body. ``T_FUNCTIONS`` is the catalogue the parser dispatches on.
+A ParseError leaves the decorators without the parser's frames (the user sees
+their line, the caret and the message); ``TIR_PARSER_TRACEBACK=1`` keeps them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -137,16 +140,38 @@ def prim_func(func: Callable | None = None, *, private: bool = False):
     """
     if func is None:
         return lambda f: prim_func(f, private=private)
+    from .errors import ParseError
     from .parser import parse_function
 
-    return parse_function(func)
+    try:
+        return parse_function(func)
+    except ParseError as error:
+        raise _shown_to_users(error)  # noqa: B904 - the error itself (file, line, caret) is what to show
 
 
 def ir_module(cls: type):
     """Class decorator: collect the class's ``@T.prim_func`` methods into an IRModule."""
+    from .errors import ParseError
     from .parser import parse_module
 
-    return parse_module(cls)
+    try:
+        return parse_module(cls)
+    except ParseError as error:
+        raise _shown_to_users(error)  # noqa: B904 - the error itself (file, line, caret) is what to show
+
+
+# Set to 1 to see the parser's own frames and exception chain under a ParseError.
+PARSER_TRACEBACK_VARIABLE = "TIR_PARSER_TRACEBACK"
+
+
+def _shown_to_users(error: Exception) -> Exception:
+    """``error`` without the parser's frames and chained exceptions, which say nothing to users;
+    unchanged when ``TIR_PARSER_TRACEBACK`` is set."""
+    if os.environ.get(PARSER_TRACEBACK_VARIABLE, "") not in ("", "0"):
+        return error
+    error.__cause__ = None
+    error.__suppress_context__ = True
+    return error.with_traceback(None)
 
 
 def _make_t() -> _Namespace:

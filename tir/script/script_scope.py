@@ -51,10 +51,20 @@ class NameScopes:
             return _BUILTINS[name]
         if name in self.extra_vars:
             return self._free_value(name, self.extra_vars[name], node)
-        known = [n for scope in self.scopes for n in scope] + list(_BUILTINS)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean {close[0]}?" if close else None
-        raise self.error(node, f"name {name!r} is not defined", hint=hint)
+        raise self.error(node, f"name {name!r} is not defined", hint=self._undefined_name_hint(name))
+
+    def _undefined_name_hint(self, name: str) -> str | None:
+        """ "did you mean vi?" (a lower cutoff than difflib's: script names are short), else the names
+        defined here."""
+        local = list(dict.fromkeys(n for scope in self.scopes for n in scope if not n.startswith("_")))
+        known = local + list(_BUILTINS) + [n for n in self.extra_vars if not n.startswith("_")]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+        if close:
+            return f"did you mean {close[0]}?"
+        if local:
+            shown = ", ".join(local[-12:])
+            return f"names defined here: {shown}"
+        return None
 
     def _check_loop_use(self, value: Any, node: Tree) -> Any:
         """A loop variable inside a block with iterators is ill-formed (TVM's rule): use an iterator."""

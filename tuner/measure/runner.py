@@ -6,8 +6,9 @@ tuner never imports CuPy) that receives the workload's arguments and expected
 outputs once, in its :class:`RunnerConfig`. For each candidate the tuner sends
 the built source and function descriptions; the runner loads them with the
 target's runtime, runs once on fresh copies of the arguments (outputs poisoned
-with NaN), compares with the expected outputs, and only then times it, with
-``number`` chosen so that one repeat lasts at least ``min_repeat_seconds``. The
+with NaN), compares with the expected outputs, and only then times it with the timer
+``Module.benchmark`` uses (codegen/timing.py: a warm-up, then ``number``
+grown until one repeat lasts at least ``min_repeat_seconds``). The
 tuner waits for each answer with a time limit: a runner that does not answer is
 killed (:class:`RunnerTimeout`), one that dies says how (:class:`RunnerDied`),
 and either way the tuner starts a new one and goes on.
@@ -15,8 +16,6 @@ and either way the tuner starts a new one and goes on.
 
 from __future__ import annotations
 
-import math
-import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from codegen.build import generate_source
 from codegen.errors import BuildError, CompileError, LaunchError, RuntimeUnavailableError
 from codegen.program import CompiledFunction
 from codegen.target import Target
+from codegen.timing import time_calls
 from tir import IRModule
 
 from .arrays import fresh_arguments, mismatch
@@ -38,6 +38,10 @@ STARTUP_SECONDS = 300.0
 
 class MeasureError(RuntimeError):
     """Measurement cannot start: the runner does not start, or the reference outputs cannot be made."""
+
+
+class RunnerUnavailableError(MeasureError, RuntimeUnavailableError):
+    """The target's runtime cannot start here (no CuPy, no GPU, not a Mac); the message says the fix."""
 
 
 class RunnerTimeout(Exception):
@@ -82,7 +86,6 @@ class _Session:
     def __init__(self, config: RunnerConfig):
         self.config = config
         target = Target.parse(config.target)
-        self.on_gpu = target.is_gpu
         load = target.backend.loader(config.device)
         self.load = lambda source, functions: load(source, functions, target)
         # An empty module asks the runtime which device it runs on without compiling a kernel.
@@ -101,30 +104,31 @@ class _Session:
         except Exception as error:
             return ("result", _status_of(error), (), _message(error))
 
-    def _run_once(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[Any, list, float]:
-        """The loaded module, the arguments after one call, and the seconds the call took."""
+    def _run_once(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[Any, list]:
+        """The loaded module and the arguments after one call."""
         module = self.load(source, functions)
         arguments = fresh_arguments(self.config.arguments, self.config.poisoned)
-        started = time.perf_counter()
         module.run(self.config.function, arguments)
-        return module, arguments, time.perf_counter() - started
+        return module, arguments
 
     def _outputs(self, source: str, functions: Sequence[CompiledFunction]) -> list:
-        _, arguments, _ = self._run_once(source, functions)
+        _, arguments = self._run_once(source, functions)
         return [arguments[index] for index in self.config.outputs]
 
     def _measure(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[str, tuple, str]:
         config = self.config
-        module, arguments, seconds = self._run_once(source, functions)
+        module, arguments = self._run_once(source, functions)
         for index, name, expected in zip(config.outputs, config.output_names, config.expected):
             problem = mismatch(name, arguments[index], expected, config.terms)
             if problem is not None:
                 return "wrong_result", (), problem
-        # A GPU call also copies the arrays both ways: time the kernels alone to choose `number`.
-        estimate = module.time(config.function, arguments, 1, 1)[0] if self.on_gpu else seconds
-        wanted = math.ceil(config.min_repeat_seconds / estimate) if estimate > 0 else config.max_number
-        number = max(1, min(config.max_number, wanted))
-        return "ok", tuple(module.time(config.function, arguments, number, config.repeat)), ""
+        timing = time_calls(
+            lambda number, repeat: module.time(config.function, arguments, number, repeat),
+            repeat=config.repeat,
+            min_repeat_seconds=config.min_repeat_seconds,
+            max_number=config.max_number,
+        )
+        return "ok", timing.results, ""
 
 
 def _status_of(error: Exception) -> str:
@@ -144,7 +148,10 @@ def _message(error: Exception) -> str:
 def _runner_main(conn: Connection) -> None:
     try:
         session = _Session(conn.recv())
-    except (RuntimeUnavailableError, BuildError) as error:
+    except RuntimeUnavailableError as error:
+        conn.send(("unavailable", str(error)))
+        return
+    except BuildError as error:
         conn.send(("failed", str(error)))
         return
     except Exception:
@@ -178,6 +185,9 @@ class RunnerProcess:
         except BaseException:
             self.close()
             raise
+        if reply[0] == "unavailable":
+            self.close()
+            raise RunnerUnavailableError(reply[1])
         if reply[0] != "ready":
             self.close()
             raise MeasureError(
