@@ -3,6 +3,7 @@
     python benchmarks/tune_matmul.py --target c --sizes 512,1024 --trials 64
     python benchmarks/tune_matmul.py --target cuda --sizes 1024,4096 --trials 64,63
     python benchmarks/tune_matmul.py --target c --sizes 512 --trials 32 --compare-random --seeds 0,1,2
+    python benchmarks/tune_matmul.py --target cuda --sizes 1024 --trials 64 --overlap none
 
 Each size is tuned from an empty database (in a temporary folder unless --db is
 given); the best record is then rebuilt with apply_best, checked against float64
@@ -11,6 +12,8 @@ fp32 on the GPU). --compare-random tunes each seed twice with the same budget,
 guided by the cost model and by random sampling of the same space, then re-times
 the best kernel of every run side by side in one runner (median of 5 interleaved
 rounds) and prints both, with each run's best after 1/4, 1/2 and 3/4 of the trials.
+Each tuning run prints where its wall time went (TuneResult.time_split); --overlap
+picks what runs while the next batch is proposed (tune's ``overlap``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from codegen import build  # noqa: E402
 from tuner import apply_best, tune, workloads  # noqa: E402
 from tuner.database import Database  # noqa: E402
 from tuner.measure import Candidate, Measurer  # noqa: E402
+from tuner.search import OVERLAP_MODES  # noqa: E402
 
 
 def matmul_reference(n: int):
@@ -39,7 +43,9 @@ def matmul_reference(n: int):
     return lambda arrays: workload.reference(*arrays, **sizes)
 
 
-def tune_size(n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True):
+def tune_size(
+    n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True, overlap: str = "auto"
+):
     mod = workloads.make("matmul", f"{n},{n},{n}")
     result = tune(
         mod,
@@ -50,6 +56,7 @@ def tune_size(n: int, target: str, trials: int, db: Path, seed: int, guided: boo
         reference=matmul_reference(n),
         progress=False,
         guided=guided,
+        overlap=overlap,
     )
     return mod, result
 
@@ -79,6 +86,9 @@ def main() -> None:
     parser.add_argument("--compare-random", action="store_true")
     parser.add_argument("--folder", default=None, help="where the databases go (default: a temporary folder)")
     parser.add_argument("--seeds", default="0")
+    parser.add_argument(
+        "--overlap", default="auto", choices=OVERLAP_MODES, help="what runs while the next batch is proposed"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     trials = [int(t) for t in args.trials.split(",")]
@@ -91,13 +101,10 @@ def main() -> None:
         return
     for n, budget in zip(sizes, trials):
         db = Path(args.db) if args.db else folder / f"matmul_{n}.db"
-        mod, result = tune_size(n, args.target, budget, db, seeds[0])
+        mod, result = tune_size(n, args.target, budget, db, seeds[0], overlap=args.overlap)
         seconds, device, anchors = measure_best(mod, args.target, db, n)
         flops = 2 * n**3
-        print(
-            f"{n}^3 on {device}: {budget} trials in {result.seconds:.0f} s "
-            f"({result.cost_model_seconds:.1f} s cost model), {result.errors} failed candidates"
-        )
+        print(f"{n}^3 on {device}: {budget} trials, {result.errors} failed candidates; {result.time_split()}")
         print(
             f"  tuned          {seconds * 1e3:9.3f} ms {flops / seconds / 1e9:10.1f} GFLOPS "
             f"(during tuning: {result.best_gflops:.1f})"

@@ -22,10 +22,21 @@ GPU (CUDA, Metal)::
 C: the same without the GPU-only passes: thread-bound loops stay separate loops that
 run serially (so barriers are never needed), blockIdx and parallel loops become
 OpenMP loops in the printer.
+
+``stop_before=`` ends the pipeline before a pass: ``FEATURE_STAGE`` is where the
+tuner's features read the IR (tuner/features.py), flat and block-free with caches
+allocated and barriers placed, before the passes that only decide how loops are
+emitted. ``planned_allocations`` is the plan and compact pair, the most expensive
+passes, with the last results kept by function identity: the tuner's limit check
+and the features of one candidate plan it once, and the pipeline uses it too
+when no ``dump`` looks at the IR. It leaves out the blocks' read and write
+regions, which only the printed IR shows (no later pass reads them); with a
+``dump`` every pass runs on its own and the regions are there.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 from tir.analysis.access_bounds import verify_access_bounds
@@ -47,6 +58,13 @@ GPU_PRAGMA_UNROLL_STEPS = 1024
 
 Dump = Callable[[str, PrimFunc], None]
 Pass = Callable[[PrimFunc], PrimFunc]
+
+# The stage the tuner's features read: every pass before vectorize_loop.
+FEATURE_STAGE = "vectorize_loop"
+# The planning pair that planned_allocations runs (and keeps) in one step.
+_PLANNING = ("plan_buffer_allocation", "compact_buffer_allocation")
+_PLANNED: OrderedDict[PrimFunc, PrimFunc] = OrderedDict()
+_PLANNED_KEPT = 64
 
 
 def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
@@ -87,17 +105,54 @@ def _lowering_passes(check_bounds: bool) -> list[tuple[str, Pass]]:
     return passes
 
 
+def target_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
+    """The pipeline of ``target``'s kind, in order."""
+    return gpu_passes(target, check_bounds) if target.is_gpu else c_passes(target, check_bounds)
+
+
 def lower_for_target(
-    func: PrimFunc, target: Target | str, dump: Dump | None = None, check_bounds: bool = False
+    func: PrimFunc,
+    target: Target | str,
+    dump: Dump | None = None,
+    check_bounds: bool = False,
+    *,
+    stop_before: str | None = None,
 ) -> PrimFunc:
     """Lower ``func`` for ``target``; ``dump(pass_name, func)`` sees the IR after each pass.
 
     ``check_bounds`` adds run-time checks for what the bounds prover could not decide.
+    ``stop_before`` (a pass name, e.g. ``FEATURE_STAGE``) returns the IR before that pass.
     """
     target = Target.parse(target)
-    passes = gpu_passes(target, check_bounds) if target.is_gpu else c_passes(target, check_bounds)
-    for name, lowering_pass in passes:
+    passes = target_passes(target, check_bounds)
+    names = [name for name, _ in passes]
+    if stop_before is not None and stop_before not in names:
+        raise ValueError(f"the {target.kind} pipeline has no pass {stop_before!r}; its passes are {names}")
+    end = names.index(stop_before) if stop_before is not None else len(passes)
+    number = 0
+    while number < end:
+        name, lowering_pass = passes[number]
+        if dump is None and tuple(names[number : number + 2]) == _PLANNING and number + 2 <= end:
+            func = planned_allocations(func)
+            number += 2
+            continue
         func = lowering_pass(func)
         if dump is not None:
             dump(name, func)
+        number += 1
     return func
+
+
+def planned_allocations(func: PrimFunc) -> PrimFunc:
+    """``func`` after plan_buffer_allocation and compact_buffer_allocation, without the regions
+    of the blocks they add or change; the last results are kept (by function identity), so
+    one candidate is planned once for its limit check, its features and its build."""
+    found = _PLANNED.get(func)
+    if found is None:
+        found = compact_buffer_allocation(plan_buffer_allocation(func, False), False)
+        _PLANNED[func] = found
+        if len(_PLANNED) > _PLANNED_KEPT:
+            _PLANNED.popitem(last=False)
+    else:
+        _PLANNED.move_to_end(func)
+    return found

@@ -12,7 +12,19 @@ from __future__ import annotations
 
 from dataclasses import replace as dc_replace
 
-from tir import Block, BlockRealize, For, IRModule, PrimFunc, Stmt, Var
+from tir import (
+    Allocate,
+    Block,
+    BlockRealize,
+    For,
+    IfThenElse,
+    IRModule,
+    LetStmt,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    Var,
+)
 from tir.functor import Mutator
 
 
@@ -46,8 +58,6 @@ class StateIndex:
 
 def child_stmts(stmt: Stmt) -> list[Stmt]:
     """The statements directly below ``stmt`` (in program order)."""
-    from tir import Allocate, IfThenElse, LetStmt, SeqStmt
-
     if isinstance(stmt, SeqStmt):
         return list(stmt.seq)
     if isinstance(stmt, (For, LetStmt, Allocate)):

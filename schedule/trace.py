@@ -4,7 +4,8 @@ An ``Instruction`` is one call: the primitive's name, its arguments (handles and
 plain values), the handles it returned, and for sampling primitives the decision
 it took. A ``Trace`` serializes to JSON (data only: replaying JSON never executes
 code) and to Python text, and replays onto a fresh ``Schedule`` of the original
-module, optionally with changed decisions (what the tuner's mutators do).
+module, optionally with changed decisions and with optional instructions skipped
+where they fail (what the tuner's mutators do: this is the one replay path).
 
 JSON form::
 
@@ -20,6 +21,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .errors import ScheduleError
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV
 
 TRACE_VERSION = 1
@@ -153,28 +155,46 @@ class Trace:
 
     # ------------------------------------------------------------ replay
 
-    def apply_to_schedule(self, sch, decisions: dict[int, Any] | None = None) -> None:
-        """Replay every instruction on ``sch`` (a Schedule of the original module)."""
+    def apply_to_schedule(
+        self,
+        sch,
+        decisions: dict[int, Any] | None = None,
+        optional: frozenset[str] = frozenset(),
+    ) -> None:
+        """Replay every instruction on ``sch`` (a Schedule of the original module).
+
+        ``decisions`` (instruction index -> decision) replaces the recorded decisions of those
+        sampling instructions. An instruction whose kind is in ``optional`` (the tuner passes
+        ``{"vectorize"}``, which only makes a loop faster) is skipped when it fails on ``sch``,
+        so ``sch.trace`` records only what applied; any other failure raises ``ScheduleError``,
+        as does a trace made for another program (a handle used before an instruction made it,
+        arguments the primitive does not take, a different number of handles returned).
+        """
+        decisions = decisions or {}
         rv_map: dict[_RV, Any] = {}
         for number, inst in enumerate(self.insts):
-            args = {k: _map_rvs(v, rv_map) for k, v in inst.args.items()}
-            method = getattr(sch, inst.kind)
-            if PRIMITIVES[inst.kind].sampling:
-                decision = inst.decision
-                if decisions is not None and number in decisions:
-                    decision = decisions[number]
-                args["decision"] = decision
-            varargs = PRIMITIVES[inst.kind].varargs
-            positional = args.pop(varargs) if varargs else []
-            result = method(*positional, **args)
-            if inst.outputs_is_list:
-                result = list(result)
-            elif inst.outputs:
-                result = [result]
-            else:
-                result = []
-            for old, new in zip(inst.outputs, result):
-                rv_map[old] = new
+            prim = PRIMITIVES[inst.kind]
+            args = {k: _map_rvs(v, rv_map, number) for k, v in inst.args.items()}
+            if prim.sampling:
+                args["decision"] = decisions.get(number, inst.decision)
+            positional = args.pop(prim.varargs) if prim.varargs else []
+            try:
+                result = getattr(sch, inst.kind)(*positional, **args)
+            except ScheduleError:
+                if inst.kind in optional:
+                    continue
+                raise
+            except TypeError as err:  # arguments that the primitive does not take: not our trace
+                raise ScheduleError(
+                    f"trace instruction {number} ({inst.kind}) does not replay: {err}"
+                ) from err
+            results = list(result) if inst.outputs_is_list else ([result] if inst.outputs else [])
+            if len(results) != len(inst.outputs):
+                raise ScheduleError(
+                    f"trace instruction {number} ({inst.kind}) gave {len(results)} handles on this module, "
+                    f"where the trace has {len(inst.outputs)}: the trace was made for another program"
+                )
+            rv_map.update(zip(inst.outputs, results))
 
     @staticmethod
     def apply_json_to_schedule(json_obj: dict | str, sch) -> None:
@@ -210,9 +230,11 @@ def _python(value, names: dict[_RV, str]) -> str:
     return repr(value)
 
 
-def _map_rvs(value, rv_map: dict[_RV, Any]):
+def _map_rvs(value, rv_map: dict[_RV, Any], number: int):
     if isinstance(value, _RV):
+        if value not in rv_map:
+            raise ScheduleError(f"trace instruction {number} uses a handle before an instruction made it")
         return rv_map[value]
     if isinstance(value, (list, tuple)):
-        return [_map_rvs(v, rv_map) for v in value]
+        return [_map_rvs(v, rv_map, number) for v in value]
     return value

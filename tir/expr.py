@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import TYPE_CHECKING, Union
 
 from . import dtype as _dt
@@ -116,7 +117,9 @@ class PrimExpr:
         return self.script()
 
 
+@cache
 def _op():
+    """tir.op, imported on first use (it imports this module); cached: expression operators call it."""
     from . import op
 
     return op

@@ -31,20 +31,41 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _learn_handler(visitor_cls: type, node_cls: type):
+    """``visitor_cls.visit_<node class name>`` or None, remembered in the class's own table."""
+    handler = getattr(visitor_cls, "visit_" + node_cls.__name__, None)
+    visitor_cls._visit_table[node_cls] = handler
+    return handler
+
+
+_UNKNOWN = object()
+
+
 class Visitor:
     """Walks a tree in pre-order. ``visit(node)`` dispatches to ``visit_<Class>``."""
 
+    # Node class -> visit_<Class> method or None, one table per visitor class (a hot path).
+    _visit_table: dict[type, Callable | None] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+
     def visit(self, node) -> None:
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is not None:
-            method(node)
+        handler = self._visit_table.get(type(node), _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = _learn_handler(type(self), type(node))
+        if handler is not None:
+            handler(self, node)
         else:
             self.generic_visit(node)
 
     def generic_visit(self, node) -> None:
-        for name in child_fields(type(node)):
+        cls = type(node)
+        names = _child_fields.get(cls)
+        for name in child_fields(cls) if names is None else names:
             value = getattr(node, name)
-            if isinstance(value, tuple):
+            if value.__class__ is tuple:
                 for item in value:
                     if isinstance(item, _NODE_TYPES):
                         self.visit(item)
@@ -55,17 +76,27 @@ class Visitor:
 class Mutator:
     """Rebuilds a tree bottom-up. ``visit_<Class>`` returns the replacement node."""
 
+    _visit_table: dict[type, Callable | None] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+
     def visit(self, node):
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is not None:
-            return method(node)
+        handler = self._visit_table.get(type(node), _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = _learn_handler(type(self), type(node))
+        if handler is not None:
+            return handler(self, node)
         return self.generic_visit(node)
 
     def generic_visit(self, node):
         changes = None
-        for name in child_fields(type(node)):
+        cls = type(node)
+        names = _child_fields.get(cls)
+        for name in child_fields(cls) if names is None else names:
             value = getattr(node, name)
-            if isinstance(value, tuple):
+            if value.__class__ is tuple:
                 new_items = tuple(self.visit(i) if isinstance(i, _NODE_TYPES) else i for i in value)
                 if any(a is not b for a, b in zip(new_items, value)):
                     changes = changes or {}
@@ -78,15 +109,18 @@ class Mutator:
         return replace(node, **changes) if changes else node
 
 
+class _PostOrder(Visitor):
+    def __init__(self, callback: Callable):
+        self.callback = callback
+
+    def visit(self, node) -> None:
+        self.generic_visit(node)
+        self.callback(node)
+
+
 def post_order_visit(node, callback: Callable) -> None:
     """Call ``callback`` on every node below ``node`` (children before parents)."""
-
-    class _PostOrder(Visitor):
-        def visit(self, n):
-            self.generic_visit(n)
-            callback(n)
-
-    _PostOrder().visit(node)
+    _PostOrder(callback).visit(node)
 
 
 class _Substituter(Mutator):
@@ -131,30 +165,37 @@ def substitute_buffers(node, bmap: dict[Buffer, Buffer]):
     return _BufferSubstituter(bmap).visit(node)
 
 
+class _VarFinder(Visitor):
+    def __init__(self, var_pred: Callable[[Var], bool]):
+        self.var_pred = var_pred
+        self.found = False
+
+    def visit_Var(self, var: Var) -> None:
+        if self.var_pred(var):
+            self.found = True
+
+    def visit(self, node) -> None:
+        if not self.found:
+            super().visit(node)
+
+
 def uses_var(node, var_pred: Callable[[Var], bool]) -> bool:
     """Whether any Var in ``node`` satisfies ``var_pred``."""
-    found = False
+    finder = _VarFinder(var_pred)
+    finder.visit(node)
+    return finder.found
 
-    class _Finder(Visitor):
-        def visit_Var(self, v):
-            nonlocal found
-            if var_pred(v):
-                found = True
 
-        def visit(self, n):
-            if not found:
-                super().visit(n)
+class _VarCollector(Visitor):
+    def __init__(self):
+        self.found: set[Var] = set()
 
-    _Finder().visit(node)
-    return found
+    def visit_Var(self, var: Var) -> None:
+        self.found.add(var)
 
 
 def collect_vars(node) -> set[Var]:
-    out: set[Var] = set()
-
-    class _Collector(Visitor):
-        def visit_Var(self, v):
-            out.add(v)
-
-    _Collector().visit(node)
-    return out
+    """Every Var used in ``node``."""
+    collector = _VarCollector()
+    collector.visit(node)
+    return collector.found

@@ -180,11 +180,7 @@ def _tune(args) -> int:
         str(result.errors),
     )
     console.print(table)
-    console.print(
-        f"{result.seconds:.1f} s in all, {result.cost_model_seconds:.1f} s of it in the cost model; "
-        f"records in {args.db}",
-        soft_wrap=True,
-    )
+    console.print(f"{result.time_split()}; records in {args.db}", soft_wrap=True)
     return 0
 
 

@@ -11,18 +11,19 @@ what they will become. One walk over that IR then counts, with each statement
 weighted by the trip counts of the loops around it: FLOPs, the launch shape, loop
 structure, bytes moved per memory scope, allocations, barriers, and how well the
 global accesses of a warp (GPU) or an inner loop (CPU) fall into memory
-transactions. Quantities that span orders of magnitude are ``log2(1 + x)``.
+transactions (the index arithmetic for that is in feature_indices.py). Quantities
+that span orders of magnitude are ``log2(1 + x)``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from codegen.pipeline import c_passes, gpu_passes
+from codegen.pipeline import FEATURE_STAGE, lower_for_target
 from codegen.target import Target
 from tir import dtype as _dt
 from tir.analysis.flops import expr_flops
@@ -32,29 +33,16 @@ from tir.arith.const_bound import ConstIntBound
 from tir.buffer import Buffer
 from tir.expr import (
     EQ,
-    Add,
     And,
-    BinaryOp,
-    Broadcast,
-    BufferLoad,
     Call,
-    Cast,
-    Div,
-    FloorDiv,
-    FloorMod,
     IntImm,
-    Max,
-    Min,
-    Mod,
-    Mul,
     PrimExpr,
     Ramp,
     Range,
-    Sub,
     Var,
 )
 from tir.function import IRModule, PrimFunc, resolve_function
-from tir.functor import child_fields
+from tir.functor import collect_vars, post_order_visit
 from tir.stmt import (
     Allocate,
     Block,
@@ -69,7 +57,7 @@ from tir.stmt import (
     Stmt,
 )
 
-from .space.limits import planned_allocations
+from .feature_indices import flat_address, loads_of, static_bytes, working_set
 
 # Levels of the main store's loop nest described one by one, innermost first.
 NEST_LEVELS = 6
@@ -129,8 +117,6 @@ UNROLL_ANNOTATION_KEYS = (
     "meta_schedule.unroll_explicit",
     "meta_schedule.unroll_implicit",
 )
-# The pass of the target pipeline that the features stop before (see the module docstring).
-_FIRST_CODEGEN_PASS = "vectorize_loop"
 # How a loop runs, as one number per level of the main store's nest; 0 is a level that does not exist.
 NEST_KIND_CODES = {
     "serial": 1,
@@ -179,20 +165,8 @@ def extract_batch(
 
 
 def lower_for_features(func: PrimFunc, target: Target | str) -> PrimFunc:
-    """``func`` through ``target``'s lowering pipeline up to the vectorize and unroll passes."""
-    target = Target.parse(target)
-    for name, lowering_pass in _feature_passes(target):
-        if name == "plan_buffer_allocation":
-            func = planned_allocations(func)  # with the next pass, shared with the space's limit check
-        elif name != "compact_buffer_allocation":
-            func = lowering_pass(func)
-    return func
-
-
-def _feature_passes(target: Target) -> list[tuple[str, Callable[[PrimFunc], PrimFunc]]]:
-    passes = gpu_passes(target) if target.is_gpu else c_passes(target)
-    names = [name for name, _ in passes]
-    return passes[: names.index(_FIRST_CODEGEN_PASS)] if _FIRST_CODEGEN_PASS in names else passes
+    """``func`` through ``target``'s lowering pipeline up to its ``FEATURE_STAGE``."""
+    return lower_for_target(func, target, stop_before=FEATURE_STAGE)
 
 
 def _annotated_unroll_step(stmt: Stmt) -> int:
@@ -200,26 +174,11 @@ def _annotated_unroll_step(stmt: Stmt) -> int:
     lowering drops block annotations."""
     steps = [0]
 
-    def visit(node: Stmt | None) -> None:
-        if node is None:
-            return
+    def note(node) -> None:
         if isinstance(node, (For, Block)):
             steps.extend(_unroll_value(node.annotations.get(key)) for key in UNROLL_ANNOTATION_KEYS)
-        if isinstance(node, SeqStmt):
-            for child in node.seq:
-                visit(child)
-        elif isinstance(node, BlockRealize):
-            visit(node.block)
-        elif isinstance(node, Block):
-            visit(node.init)
-            visit(node.body)
-        elif isinstance(node, IfThenElse):
-            visit(node.then_case)
-            visit(node.else_case)
-        elif isinstance(node, (For, Allocate, LetStmt)):
-            visit(node.body)
 
-    visit(stmt)
+    post_order_visit(stmt, note)
     return max(steps)
 
 
@@ -244,109 +203,6 @@ def _int_extent(extent: PrimExpr, analyzer: Analyzer) -> int:
     return bound.max_value if bound.is_finite and bound.max_value > 0 else 1
 
 
-def _static_bytes(buffer: Buffer) -> int:
-    shape = buffer.static_shape()
-    return math.prod(shape) * _dt.bytes_of(buffer.dtype) if shape is not None else 0
-
-
-# ---------------------------------------------------------------- expression helpers
-
-
-def _collect_loads(expr: PrimExpr, out: list[BufferLoad]) -> None:
-    if isinstance(expr, BufferLoad):
-        out.append(expr)
-    if isinstance(expr, (IntImm, Var)):
-        return
-    for name in child_fields(type(expr)):
-        value = getattr(expr, name)
-        if isinstance(value, PrimExpr):
-            _collect_loads(value, out)
-        elif isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, PrimExpr):
-                    _collect_loads(item, out)
-
-
-def _collect_vars(expr: PrimExpr, out: set[Var]) -> None:
-    if isinstance(expr, Var):
-        out.add(expr)
-    elif isinstance(expr, BinaryOp):
-        _collect_vars(expr.a, out)
-        _collect_vars(expr.b, out)
-    elif not isinstance(expr, IntImm):
-        for name in child_fields(type(expr)):
-            value = getattr(expr, name)
-            if isinstance(value, PrimExpr):
-                _collect_vars(value, out)
-            elif isinstance(value, tuple):
-                for item in value:
-                    if isinstance(item, PrimExpr):
-                        _collect_vars(item, out)
-
-
-def _vars_of(expr: PrimExpr) -> set[Var]:
-    out: set[Var] = set()
-    _collect_vars(expr, out)
-    return out
-
-
-_NUMPY_BINARY = {
-    Add: np.add,
-    Sub: np.subtract,
-    Mul: np.multiply,
-    FloorDiv: np.floor_divide,
-    FloorMod: np.mod,
-    Div: np.floor_divide,  # indices are non-negative, where truncation and floor agree
-    Mod: np.mod,
-    Min: np.minimum,
-    Max: np.maximum,
-}
-
-
-def _evaluate(expr: PrimExpr, env: dict[Var, np.ndarray]):
-    """An index expression evaluated with numpy arrays for some variables (others are 0);
-    None for forms that are not plain integer arithmetic."""
-    kind = type(expr)
-    if kind is IntImm:
-        return expr.value
-    if kind is Var:
-        return env.get(expr, 0)
-    operation = _NUMPY_BINARY.get(kind)
-    if operation is not None:
-        a, b = _evaluate(expr.a, env), _evaluate(expr.b, env)
-        if a is None or b is None:
-            return None
-        if kind in (FloorDiv, FloorMod, Div, Mod) and np.any(np.asarray(b) == 0):
-            return None
-        return operation(a, b)
-    if kind is Cast:
-        return _evaluate(expr.value, env)
-    if kind is Broadcast:
-        return _evaluate(expr.value, env)
-    if kind is Ramp:
-        base, stride = _evaluate(expr.base, env), _evaluate(expr.stride, env)
-        if base is None or stride is None:
-            return None
-        # Lanes go on the last axis, which _FeatureWalker._lane_env leaves at size 1.
-        return np.asarray(base) + np.asarray(stride) * np.arange(expr.lanes)
-    return None
-
-
-def _flat_address(buffer: Buffer, indices: tuple[PrimExpr, ...], env: dict[Var, np.ndarray]):
-    shape = buffer.static_shape()
-    if len(indices) > 1 and shape is None:
-        indices = indices[-1:]
-        shape = (1,)
-    address, stride = 0, 1
-    for index, extent in zip(reversed(indices), reversed(shape or (1,))):
-        value = _evaluate(index, env)
-        if value is None:
-            return None
-        address = address + np.asarray(value) * stride
-        stride *= extent
-    return address
-
-
 # ---------------------------------------------------------------- the walk
 
 
@@ -356,31 +212,6 @@ def _nest_kind(frame: _Loop) -> float:
     if frame.tag.startswith("blockIdx"):
         return float(NEST_KIND_CODES["block"])
     return float(NEST_KIND_CODES["thread" if frame.tag.startswith("threadIdx") else "vthread"])
-
-
-def _working_set(
-    accesses: list[tuple[Buffer, tuple[PrimExpr, ...]]], analyzer: Analyzer, inner: dict[Var, int]
-) -> float:
-    """Distinct bytes of the accesses while the ``inner`` loops run (``analyzer`` bounds the
-    others to one point): per buffer, the product over its indices of the distinct values of
-    each, which is at most the index's span (its constant bounds) and at most the product of
-    the extents of the inner loops it uses (the span of a flattened ``k * 1024 + j`` over 16
-    values of ``j`` is 1024 k's wide, but it takes 16 values per k), and the buffer."""
-    spans: dict[Buffer, float] = {}
-    for buffer, indices in accesses:
-        shape = buffer.static_shape() or (None,) * len(indices)
-        elements = 1.0
-        for index, extent in zip(indices, shape):
-            lanes = index.lanes if isinstance(index, Ramp) else 1
-            scalar = index.base if isinstance(index, Ramp) else index
-            bound = analyzer.const_int_bound(scalar)
-            values = math.prod(inner.get(v, 1) for v in _vars_of(scalar)) * lanes
-            if bound.is_finite:
-                values = min(values, bound.max_value - bound.min_value + lanes)
-            elements *= min(values, extent) if extent else values
-        nbytes = elements * _dt.bytes_of(_dt.element_of(buffer.dtype))
-        spans[buffer] = max(spans.get(buffer, 0.0), nbytes)
-    return sum(spans.values())
 
 
 def _runs_serially(tag: str | None, kind: ForKind) -> bool:
@@ -529,9 +360,9 @@ class _FeatureWalker:
 
     def _allocate(self, node: Allocate) -> None:
         if node.buffer.scope == "shared":
-            self.kernel.shared_bytes += _static_bytes(node.buffer)
+            self.kernel.shared_bytes += static_bytes(node.buffer)
         elif node.buffer.scope == "local":
-            self.kernel.local_bytes += _static_bytes(node.buffer)
+            self.kernel.local_bytes += static_bytes(node.buffer)
         self.stmt(node.body)
 
     def _if(self, node: IfThenElse) -> None:
@@ -555,7 +386,7 @@ class _FeatureWalker:
             if isinstance(term, And):
                 pending += [term.a, term.b]
             elif isinstance(term, EQ):
-                _collect_vars(term, variables)
+                variables |= collect_vars(term)
         for frame in self.loops:
             if frame.var in variables and frame.extent > 1:
                 self.trips /= frame.extent
@@ -599,12 +430,11 @@ class _FeatureWalker:
         """Per level of the loops around ``store``, innermost first: extent, kind, whether it
         accumulates, and the bytes the store's accesses touch inside it, the working set that
         decides which cache (or registers) serves the level."""
-        loads: list[BufferLoad] = []
-        _collect_loads(store.value, loads)
+        loads = loads_of(store.value)
         accesses = [(store.buffer, store.indices)] + [(load.buffer, load.indices) for load in loads]
         moved: set[Var] = set()
         for index in store.indices:
-            _collect_vars(index, moved)
+            moved |= collect_vars(index)
         nest = np.zeros((NEST_LEVELS, len(NEST_FIELDS)), dtype=np.float32)
         # Bounds where only the levels entered so far vary; the loops outside them sit at 0.
         scoped = self.analyzer.copy()
@@ -616,22 +446,20 @@ class _FeatureWalker:
             scoped.update_bound(frame.var, ConstIntBound(0, frame.extent - 1))
             inner[frame.var] = frame.extent
             inner_trips *= frame.extent
-            working_set = _working_set(accesses, scoped, inner)
+            touched = working_set(accesses, scoped, inner)
             nest[level] = (
                 _log(frame.extent),
                 _nest_kind(frame),
                 float(frame.var not in moved),
-                _log(working_set),
-                _log(_ratio(operations * inner_trips, working_set)),
+                _log(touched),
+                _log(_ratio(operations * inner_trips, touched)),
             )
         return nest.reshape(-1)
 
     # ------------------------------------------------------------ accesses
 
     def _loads_in(self, expr: PrimExpr) -> None:
-        loads: list[BufferLoad] = []
-        _collect_loads(expr, loads)
-        for load in loads:
+        for load in loads_of(expr):
             self._access(load.buffer, load.indices, load.dtype, "L")
 
     def _access(self, buffer: Buffer, indices: tuple[PrimExpr, ...], dtype: str, kind: str) -> None:
@@ -659,13 +487,13 @@ class _FeatureWalker:
             return isinstance(last.stride, IntImm) and last.stride.value == 1
         used: set[Var] = set()
         for index in indices:
-            _collect_vars(index, used)
+            used |= collect_vars(index)
         for frame in reversed(self.loops):
             if frame.extent <= 1 or frame.var not in used:
                 continue
             outer: set[Var] = set()
             for index in indices[:-1]:
-                _collect_vars(index, outer)
+                outer |= collect_vars(index)
             if frame.var in outer:
                 return False
             return abs(self._linear_stride(last, frame.var)) == 1
@@ -678,7 +506,7 @@ class _FeatureWalker:
         for term in Simplifier(self.analyzer).to_sum(index).terms:
             if term.index is var and term.lower == 1:
                 stride += term.scale
-            elif term.index is var or var in _vars_of(term.index):
+            elif term.index is var or var in collect_vars(term.index):
                 return 0
         return stride
 
@@ -714,7 +542,7 @@ class _FeatureWalker:
         else:
             lane_env = frame.lane_env
         env, shape = lane_env
-        address = _flat_address(buffer, indices, env)
+        address = flat_address(buffer, indices, env)
         if address is None:
             return None
         address = np.asarray(address)
@@ -759,7 +587,7 @@ class _FeatureWalker:
         flops = self.flops if flops is None else float(flops)
         b = self.bytes
         global_bytes = b["global", "L"] + b["global", "S"]
-        global_footprint = sum(_static_bytes(buffer) for buffer in self.global_buffers_read)
+        global_footprint = sum(static_bytes(buffer) for buffer in self.global_buffers_read)
         moved = global_bytes + b["shared", "L"] + b["shared", "S"]
         values = {
             "is_gpu": float(target.is_gpu),

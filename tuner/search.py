@@ -18,6 +18,7 @@ import json
 import math
 import random
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,8 +57,19 @@ class TuneResult:
     best: TuningRecord | None
     history: list[tuple[int, float]] = field(default_factory=list)
     seconds: float = 0.0
-    cost_model_seconds: float = 0.0
+    cost_model_seconds: float = 0.0  # proposing (sampling, mutating, features, scoring) and training
+    measure_seconds: float = 0.0  # waiting for builds and measurements (not overlapped with the above)
+    build_seconds: float = 0.0  # the build workers' seconds on this run's candidates, summed over workers
     resumed: int = 0  # trials already in the database when the run started
+
+    def time_split(self) -> str:
+        """Where the wall time went, as one line (``tir tune`` and benchmarks/tune_matmul.py print it)."""
+        other = self.seconds - self.cost_model_seconds - self.measure_seconds
+        return (
+            f"{self.seconds:.1f} s wall: {self.cost_model_seconds:.1f} s cost model loop, "
+            f"{self.measure_seconds:.1f} s waiting for builds and measurements "
+            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other"
+        )
 
     @property
     def best_gflops(self) -> float:
@@ -99,6 +111,7 @@ def tune(
     workers: int | None = None,
     progress: bool = True,
     guided: bool = True,
+    overlap: str = "auto",
 ) -> TuneResult:
     """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
 
@@ -110,8 +123,12 @@ def tune(
     input arrays returning the expected outputs (built-in workloads pass their
     numpy reference); without it the unscheduled program built for C is the
     reference. A target whose runtime cannot run here raises
-    RuntimeUnavailableError before the database file is created.
+    RuntimeUnavailableError before the database file is created. ``overlap``
+    proposes the next batch while the last one is built, and on GPU targets
+    measured too (one of ``OVERLAP_MODES``; see _Batches).
     """
+    if overlap not in OVERLAP_MODES:
+        raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_func(mod)
     target = Target.parse(target)
@@ -142,36 +159,53 @@ def tune(
         )
         result.resumed = len(records)
         result.errors = sum(r.status != "ok" for r in records)
+        batches = _Batches(measurer, overlap, target)
+        elders = _Elders(mod, target, flops)
         with TuningProgress(name, trials, enabled=progress) as bar:
             bar.start_at(result.trials, result.best_gflops, result.errors)
             if records:
                 bar.note(_resume_message(result, trials))
-            while result.trials < trials:
-                count = min(batch_size, trials - result.trials)
-                pool, scored_seconds = _propose(
-                    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops
-                )
-                feature_seconds += scored_seconds
-                if not pool:
-                    bar.note("the design space has no unmeasured candidate left")
-                    break
-                results = measurer.measure([Candidate(c.trace_json, c.mod) for c in pool])
-                features, throughputs = [], []
-                for candidate, measured in zip(pool, results):
-                    record = _record(key, target, device, candidate, measured, flops, seed)
-                    database.add(record)
-                    seen.add(candidate.key)
-                    result.trials += 1
-                    result.errors += measured.status != "ok"
-                    if record.gflops and record.gflops > result.best_gflops:
-                        result.best = record
-                    result.history.append((result.trials, result.best_gflops))
-                    features.append(candidate.features)
-                    throughputs.append(record.gflops or 0.0)
-                    bar.update(result.best_gflops, result.errors)
-                if guided:
-                    model.update(np.stack(features), np.asarray(throughputs), workload=key)
-                    model.save(model_path)
+            try:
+                while True:
+                    count = min(batch_size, trials - result.trials - batches.in_flight)
+                    pool: list[_Scored] = []
+                    if count > 0:
+                        pool, scored_seconds = _propose(
+                            space,
+                            model,
+                            mod,
+                            database,
+                            key,
+                            target,
+                            device,
+                            rng,
+                            count,
+                            seen,
+                            epsilon,
+                            guided,
+                            flops,
+                            elders,
+                        )
+                        feature_seconds += scored_seconds
+                        seen.update(c.key for c in pool)
+                    # With overlap, ``pool`` is measured after the batch before it comes back.
+                    for measured_pool, results in batches.submit(pool):
+                        batch_records = [
+                            _record(key, target, device, c, m, flops, seed)
+                            for c, m in zip(measured_pool, results)
+                        ]
+                        _absorb(result, database, batch_records, results, bar)
+                        if guided:
+                            gflops = np.asarray([r.gflops or 0.0 for r in batch_records])
+                            model.update(np.stack([c.features for c in measured_pool]), gflops, workload=key)
+                            model.save(model_path)
+                    if not pool and not batches.in_flight:
+                        if count > 0:
+                            bar.note("the design space has no unmeasured candidate left")
+                        break
+            finally:
+                batches.close()
+    result.measure_seconds = batches.wait_seconds
     result.seconds = time.perf_counter() - started
     result.cost_model_seconds = model.training_seconds + model.prediction_seconds + feature_seconds
     result.best = _best(database, key, target, device) or result.best
@@ -187,6 +221,94 @@ def _resume_message(result: TuneResult, trials: int) -> str:
             f"all {trials} trials already measured ({result.resumed} in the database, {best}); nothing to do"
         )
     return f"resuming: {result.resumed} of {trials} trials already measured ({best})"
+
+
+def _absorb(result: TuneResult, database: Database, records: list[TuningRecord], measured, bar) -> None:
+    """Store one measured batch and count it into ``result``."""
+    for record, outcome in zip(records, measured):
+        database.add(record)
+        result.trials += 1
+        result.errors += outcome.status != "ok"
+        result.build_seconds += outcome.build_secs or 0.0
+        if record.gflops and record.gflops > result.best_gflops:
+            result.best = record
+        result.history.append((result.trials, result.best_gflops))
+        bar.update(result.best_gflops, result.errors)
+
+
+# What tune(overlap=...) runs in the background while the next batch is proposed.
+OVERLAP_MODES = ("auto", "measure", "build", "none")
+
+
+class _Batches:
+    """Measures batches of candidates, partly in the background while the next is proposed.
+
+    ``submit(pool)`` starts on ``pool`` and returns the batches that are done, each with its
+    results. With ``overlap="none"`` that is ``pool`` itself, built and measured at once.
+    Otherwise it is the batch submitted before: the caller proposes the next batch while the
+    build workers (other processes; this thread only waits on them) build the last one, and
+    with ``"measure"`` while the runner times it too. ``"auto"`` is ``"measure"`` on GPU
+    targets, whose timings a busy host core does not disturb, and ``"build"`` on the CPU,
+    where the kernel being timed needs every core. The price is one batch of staleness: a
+    batch is proposed by the model trained on every batch but the one in flight. The first
+    batch is measured at once, from this thread: the build workers are forked when first
+    needed and kept, and forking from the background thread while this one runs could hand
+    a worker a lock this thread held.
+    """
+
+    def __init__(self, measurer: Measurer, overlap: str, target: Target):
+        if overlap == "auto":
+            overlap = "measure" if target.is_gpu else "build"
+        self.measurer = measurer
+        self.overlap = overlap
+        self.wait_seconds = 0.0
+        self._background = ThreadPoolExecutor(max_workers=1) if overlap != "none" else None
+        self._pending: tuple[list[_Scored], Future] | None = None
+        self._started = False
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending[0]) if self._pending is not None else 0
+
+    def submit(self, pool: list[_Scored]) -> list[tuple[list[_Scored], list]]:
+        done = []
+        if self._background is None or not self._started:
+            # The first batch runs here, so the build workers (forked on first use and kept)
+            # are forked from this thread, never while another thread holds a lock.
+            self._started = bool(pool)
+            if pool:
+                done.append((pool, self._wait(lambda: self.measurer.measure(_candidates(pool)))))
+            return done
+        if self._pending is not None:
+            pending_pool, future = self._pending
+            self._pending = None
+            results = self._wait(future.result)
+            if self.overlap == "build":
+                results = self._wait(lambda: self.measurer.run(results))
+            done.append((pending_pool, results))
+        if pool:
+            work = self.measurer.measure if self.overlap == "measure" else self.measurer.build
+            self._pending = (pool, self._background.submit(work, _candidates(pool)))
+        return done
+
+    def _wait(self, results):
+        started = time.perf_counter()
+        measured = results()
+        self.wait_seconds += time.perf_counter() - started
+        return measured
+
+    def close(self) -> None:
+        """After an error or Ctrl-C: stop the work in flight (its processes) and the thread."""
+        if self._background is None:
+            return
+        if self._pending is not None:
+            self.measurer.close()
+            self._pending = None
+        self._background.shutdown(wait=True)
+
+
+def _candidates(pool: list[_Scored]) -> list[Candidate]:
+    return [Candidate(c.trace_json, c.mod) for c in pool]
 
 
 @dataclass(eq=False)
@@ -212,7 +334,9 @@ class _Scored:
         return self.sch.mod
 
 
-def _propose(space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops):
+def _propose(
+    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops, elders
+):
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
     keys = set(seen)
@@ -237,11 +361,7 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
     if not guided:
         return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
-    elders = [
-        _Scored(sch, trace_json, _trace_key(trace_json), _features(sch, target, flops))
-        for _, sch in _replayed(database.best(key, str(target), device, k=max(PARENTS, count)), mod)
-        for trace_json in [sch.trace.as_json()]
-    ]
+    elders = elders.of(database.best(key, str(target), device, k=max(PARENTS, count)))
     population = list(samples)
     for _generation in range(GENERATIONS):
         _score(model, population + elders)
@@ -250,6 +370,30 @@ def _propose(space, model, mod, database, key, target, device, rng, count, seen,
             population += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
     _score(model, population)
     return _select(population, samples, count, epsilon, rng), time.perf_counter() - started
+
+
+class _Elders:
+    """The best records as candidates to breed from, each replayed and featurized once per run
+    (the best records of one round are mostly those of the round before)."""
+
+    def __init__(self, mod: IRModule, target: Target, flops: int):
+        self.mod, self.target, self.flops = mod, target, flops
+        self._known: dict[str, _Scored] = {}
+
+    def of(self, records: list[TuningRecord]) -> list[_Scored]:
+        found = []
+        for record, sch in _replayed(
+            [r for r in records if _trace_key(r.trace) not in self._known], self.mod
+        ):
+            trace_json = sch.trace.as_json()
+            self._known[_trace_key(record.trace)] = _Scored(
+                sch, trace_json, _trace_key(trace_json), _features(sch, self.target, self.flops)
+            )
+        for record in records:
+            elder = self._known.get(_trace_key(record.trace))
+            if elder is not None:
+                found.append(elder)
+        return found
 
 
 def _select(

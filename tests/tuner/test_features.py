@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tir
-from codegen.pipeline import lower_for_target
+from codegen.pipeline import FEATURE_STAGE, lower_for_target
 from codegen.target import Target
 from schedule import Schedule
 from tests.schedule.seed_notebook import MatmulSmall, MyModuleMatmul, blocking_with_shared
@@ -140,6 +140,20 @@ def test_scheduled_lowered_and_codegen_ready_forms_agree():
     for name, value in named(scheduled).items():
         if name != "predicated_fraction":
             assert ready[name] == pytest.approx(value, abs=1e-5), name
+
+
+def test_the_feature_stage_is_the_pipeline_prefix_with_or_without_the_planning_memo():
+    """The features read the pipeline stopped before FEATURE_STAGE; the memoized planning (no
+    block regions) gives the same flat IR as running every pass with a dump watching."""
+    func = seed_shared_matmul()
+    staged = lower_for_target(func, CUDA, stop_before=FEATURE_STAGE)
+    passes = []
+    watched = lower_for_target(func, CUDA, lambda name, _: passes.append(name), stop_before=FEATURE_STAGE)
+    assert FEATURE_STAGE not in passes and "plan_buffer_allocation" in passes
+    assert tir.structural_equal(staged, watched)
+    np.testing.assert_array_equal(extract_features(staged, CUDA), extract_features(func, CUDA))
+    with pytest.raises(ValueError, match="has no pass 'vectorise_loop'; its passes are"):
+        lower_for_target(func, CUDA, stop_before="vectorise_loop")
 
 
 # ---------------------------------------------------------------- small lowered kernels

@@ -93,6 +93,29 @@ def test_resumed_run_retrains_a_missing_or_stale_model_from_the_records(tmp_path
     assert rebuilt.num_samples == 12 and rebuilt.is_trained
 
 
+@pytest.mark.parametrize("overlap", ["measure", "none"])
+def test_overlapped_batches_record_every_trial_once_and_train_on_all(tmp_path, overlap):
+    """Proposing the next batch while one is measured (the GPU default; the C default overlaps
+    the builds only) still measures exactly ``trials`` distinct candidates, each checked, and
+    the model learns from every one; so does the plain loop."""
+    mod = workloads.make("matmul", "32,32,32")
+    db = tmp_path / "o.db"
+    result = tune(mod, "c", trials=20, db=db, batch_size=4, progress=False, overlap=overlap)
+    assert result.trials == 20 and result.errors == 0
+    with Database(db) as database:
+        records = database.records(workload_key(mod), "c")
+    assert len(records) == 20 and len({json.dumps(r.trace, sort_keys=True) for r in records}) == 20
+    assert all(r.status == "ok" for r in records)
+    assert CostModel.load(tmp_path / "o.db.c.model").num_samples == 20
+    assert result.measure_seconds > 0 and result.build_seconds > 0
+    assert "cost model loop" in result.time_split()
+
+
+def test_tune_names_an_unknown_overlap_mode(tmp_path):
+    with pytest.raises(ValueError, match="expected one of auto, measure, build, none"):
+        tune(workloads.make("matmul", "32,32,32"), "c", trials=1, db=tmp_path / "x.db", overlap="always")
+
+
 def scored(key: str, score: float, family: str = "") -> _Scored:
     return _Scored(None, {}, key, np.zeros(FEATURE_LENGTH, dtype=np.float32), score, family)
 

@@ -26,6 +26,10 @@ class Analyzer:
         self._bounds: dict[Var, ConstIntBound] = {}
         self._substitutions: dict[Var, PrimExpr] = {}
         self._fact_keys: set[object] = set()
+        # Structural key -> (first expression of that key, its simplified form), valid while the
+        # facts stay as they are (every method that changes a fact clears it): the passes and
+        # the schedule simplify the same index many times under the same facts.
+        self._simplified: dict[object, tuple[PrimExpr, PrimExpr]] = {}
 
     # ------------------------------------------------------------ facts
 
@@ -43,6 +47,7 @@ class Analyzer:
         value = self.simplify(const(value, var.dtype))
         self._substitutions[var] = value
         self._bounds[var] = self.const_int_bound(value)
+        self._simplified.clear()
 
     def update_range(self, var: Var, dom: Range) -> None:
         """Declare ``dom.min <= var < dom.min + dom.extent`` (replacing what was known)."""
@@ -52,10 +57,12 @@ class Analyzer:
             low.max_value, sat_add(extent.max_value, -1, ConstIntBound.POS_INF), ConstIntBound.POS_INF
         )
         self._bounds[var] = ConstIntBound(low.min_value, high)
+        self._simplified.clear()
 
     def update_bound(self, var: Var, bound: ConstIntBound) -> None:
         """Declare constant bounds for ``var`` (replacing what was known)."""
         self._bounds[var] = bound
+        self._simplified.clear()
 
     def copy(self) -> Analyzer:
         """An independent analyzer that starts with the same facts."""
@@ -77,10 +84,12 @@ class Analyzer:
         for fact in _conjuncts(condition):
             self._fact_keys.add(expr_key(fact))
             self._tighten(fact)
+        self._simplified.clear()
         try:
             yield
         finally:
             self._bounds, self._fact_keys = saved_bounds, saved_facts
+            self._simplified.clear()
 
     def _tighten(self, fact: PrimExpr) -> None:
         """Narrow a variable's bound from ``var < e``, ``e <= var``, ``var == e`` and similar."""
@@ -110,7 +119,15 @@ class Analyzer:
 
     def simplify(self, expr: ExprLike) -> PrimExpr:
         """An equal expression in canonical, folded form (never changes the value)."""
-        return Simplifier(self).simplify(const(expr))
+        expr = const(expr)
+        key = expr_key(expr)
+        found = self._simplified.get(key)
+        if found is None:
+            simplified = Simplifier(self).simplify(expr)
+            # An expression already in simple form comes back as itself, as without the memo.
+            self._simplified[key] = found = (expr, simplified)
+        original, simplified = found
+        return expr if simplified is original else simplified
 
     def canonical_simplify(self, expr: ExprLike) -> PrimExpr:
         """Same engine as ``simplify`` (kept for TVM's spelling)."""

@@ -15,7 +15,10 @@ The buffer becomes a new Buffer of the region's extents (a dimension that would 
 keeps its shape and offset 0), and every load, store and block region of it is rewritten
 to ``index - region.min``. The rewritten indices are written over loop variables (the
 block bindings substituted), as after TVM's ConvertBlocksToOpaque: ``A_shared[ax0_0 * 128
-+ ax0_1]`` and ``A_shared[i_1 + 1]`` for the seed window sum.
++ ax0_1]`` and ``A_shared[i_1 + 1]`` for the seed window sum. The regions of the blocks
+that access a compacted buffer are inferred again, unless ``infer_regions=False`` (as in
+plan_buffer_allocation: then they are left empty, for the pipeline's later passes, which
+never read them).
 """
 
 from __future__ import annotations
@@ -202,9 +205,15 @@ def _hull_end(values: list[PrimExpr], analyzer: Analyzer, lower: bool) -> PrimEx
 class _Reindexer(Mutator):
     """Rewrites accesses to compacted buffers as ``index - offset`` over loop variables."""
 
-    def __init__(self, remap: dict[Buffer, tuple[Buffer, tuple[PrimExpr, ...]]], analyzer: Analyzer):
+    def __init__(
+        self,
+        remap: dict[Buffer, tuple[Buffer, tuple[PrimExpr, ...]]],
+        analyzer: Analyzer,
+        infer_regions: bool,
+    ):
         self.remap = remap
         self.analyzer = analyzer
+        self.infer_regions = infer_regions
         self.bindings: dict[Var, PrimExpr] = {}
 
     def _indices(self, buffer: Buffer, indices) -> tuple[Buffer, tuple[PrimExpr, ...]]:
@@ -226,7 +235,7 @@ class _Reindexer(Mutator):
             return new
         # Regions are re-inferred from the rewritten body: an outer block's regions were over
         # loops below it, which the offsets may name (k0 in the matmul's tile offsets).
-        reads, writes = infer_access_regions(new)
+        reads, writes = infer_access_regions(new) if self.infer_regions else ((), ())
         return Block(
             new.name, new.iter_vars, reads, writes, new.body, new.init, new.alloc_buffers, new.annotations
         )
@@ -250,8 +259,9 @@ class _Reindexer(Mutator):
 
 
 class _Compactor(Mutator):
-    def __init__(self, params: set[Buffer]):
+    def __init__(self, params: set[Buffer], infer_regions: bool):
         self.params = params
+        self.infer_regions = infer_regions
         self.loops: list[For] = []
         self.analyzer = Analyzer()
 
@@ -280,7 +290,7 @@ class _Compactor(Mutator):
                 remap[buffer] = compacted
         if not remap:
             return block
-        reindexer = _Reindexer(remap, self.analyzer)
+        reindexer = _Reindexer(remap, self.analyzer, self.infer_regions)
         body = reindexer.visit(block.body)
         init = reindexer.visit(block.init) if block.init is not None else None
         allocs = tuple(remap[b][0] if b in remap else b for b in block.alloc_buffers)
@@ -289,6 +299,6 @@ class _Compactor(Mutator):
         )
 
 
-def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
+def compact_buffer_allocation(func: PrimFunc, infer_regions: bool = True) -> PrimFunc:
     """Shrink every intermediate buffer allocated in a block to the region it is accessed in."""
-    return func.with_body(_Compactor(set(func.buffer_params)).visit(func.body))
+    return func.with_body(_Compactor(set(func.buffer_params), infer_regions).visit(func.body))

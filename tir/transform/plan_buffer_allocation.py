@@ -12,7 +12,10 @@ Placement: an allocation lives in a Block. When the place is a block, the buffer
 that block's ``alloc_buffers``; when it is a loop, the loop body is wrapped in an opaque
 block (no iterators, empty name, reads/writes inferred) that allocates it, as TVM does.
 ``buffer_access_lca`` is shared with compact_buffer_allocation, which relaxes the
-accesses below the LCA.
+accesses below the LCA. ``infer_regions=False`` leaves the opaque blocks' reads and
+writes empty: no later pass reads them (they are for printing the IR), and inferring
+them over a whole kernel is most of this pass's time; the pipeline skips them when
+nobody looks at the IR between passes (codegen/pipeline.py).
 """
 
 from __future__ import annotations
@@ -82,17 +85,19 @@ def _placement(buffer: Buffer, path: tuple[Scope, ...]) -> Scope:
     return path[-1]
 
 
-def opaque_alloc_block(body: Stmt, buffers: tuple[Buffer, ...]) -> BlockRealize:
-    """An iterator-free block around ``body`` that allocates ``buffers``."""
+def opaque_alloc_block(body: Stmt, buffers: tuple[Buffer, ...], infer_regions: bool = True) -> BlockRealize:
+    """An iterator-free block around ``body`` that allocates ``buffers`` (with its regions
+    inferred, or none when not ``infer_regions``)."""
     block = Block("", (), (), (), body, alloc_buffers=buffers)
-    reads, writes = infer_access_regions(block)
+    reads, writes = infer_access_regions(block) if infer_regions else ((), ())
     return BlockRealize((), IntImm(1, "bool"), Block("", (), reads, writes, body, alloc_buffers=buffers))
 
 
 class _Placer(Mutator):
-    def __init__(self, root: Block, placements: dict[Scope, list[Buffer]]):
+    def __init__(self, root: Block, placements: dict[Scope, list[Buffer]], infer_regions: bool):
         self.root = root
         self.placements = placements
+        self.infer_regions = infer_regions
 
     def visit_For(self, loop: For) -> Stmt:
         buffers = self.placements.get(loop)
@@ -103,7 +108,7 @@ class _Placer(Mutator):
                 new.min,
                 new.extent,
                 new.kind,
-                opaque_alloc_block(new.body, tuple(buffers)),
+                opaque_alloc_block(new.body, tuple(buffers), self.infer_regions),
                 new.thread_tag,
                 new.annotations,
             )
@@ -136,7 +141,7 @@ def _with_allocs(block: Block, allocs: tuple[Buffer, ...]) -> Block:
     )
 
 
-def plan_buffer_allocation(func: PrimFunc) -> PrimFunc:
+def plan_buffer_allocation(func: PrimFunc, infer_regions: bool = True) -> PrimFunc:
     """Allocate each of the root block's intermediate buffers at the LCA of its accesses."""
     realize = func.body
     if not isinstance(realize, BlockRealize):
@@ -157,4 +162,4 @@ def plan_buffer_allocation(func: PrimFunc) -> PrimFunc:
             placements.setdefault(place, []).append(buffer)
     if not placements:
         return func
-    return func.with_body(_Placer(root, placements).visit(realize))
+    return func.with_body(_Placer(root, placements, infer_regions).visit(realize))

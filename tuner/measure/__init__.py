@@ -140,11 +140,23 @@ class Measurer:
 
     def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
         """Build, check and time ``candidates``; one result each, in the same order."""
+        return self.run(self.build(candidates))
+
+    def build(self, candidates: Sequence[Candidate]) -> list[BuildOutcome]:
+        """The first half of ``measure``: build ``candidates`` in the worker processes."""
         try:
             tasks = [BuildTask(c.mod, str(self.target), c.source_override) for c in candidates]
-            return [self._run(outcome) for outcome in self._builder.build(tasks)]
+            return self._builder.build(tasks)
         except BaseException:
             self.close()  # Ctrl-C (or a bug here) must not leave workers or the runner behind
+            raise
+
+    def run(self, built: Sequence[BuildOutcome]) -> list[MeasureResult]:
+        """The second half of ``measure``: check and time what ``build`` built, one at a time."""
+        try:
+            return [self._run(outcome) for outcome in built]
+        except BaseException:
+            self.close()
             raise
 
     def _run(self, outcome: BuildOutcome) -> MeasureResult:

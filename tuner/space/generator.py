@@ -29,7 +29,6 @@ from typing import Any
 
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
-from schedule.instruction import PRIMITIVES, BlockRV, ExprRV, LoopRV
 from tir import IRModule, PrimFunc
 
 from .auto_inline import inline_producers
@@ -45,7 +44,6 @@ OPTIONAL_ON_REPLAY = frozenset({"vectorize"})
 MUTATION_ATTEMPTS = 8
 
 Rule = Callable[[Schedule, str, Target], None]
-Handle = BlockRV | LoopRV | ExprRV
 
 # Block kind -> (GPU rule, CPU rule).
 _RULES: dict[BlockKind, tuple[Rule, Rule]] = {
@@ -148,48 +146,12 @@ class SpaceGenerator:
 
     @staticmethod
     def replay(trace: Trace, mod: IRModule | PrimFunc, decisions: dict[int, Any] | None = None) -> Schedule:
-        """Replay ``trace`` on a fresh schedule of ``mod`` with ``decisions`` changed, skipping the
-        optional instructions (vectorize) that the new decisions make illegal.
-
-        ``Trace.apply_to_schedule`` replays exactly and raises instead; this is the variant for
-        mutated traces, whose result records only the instructions that applied."""
-        decisions = decisions or {}
+        """``trace`` replayed on a fresh schedule of ``mod`` with ``decisions`` changed, skipping the
+        optional instructions (vectorize) that the new decisions make illegal
+        (``Trace.apply_to_schedule`` with ``OPTIONAL_ON_REPLAY``)."""
         sch = Schedule(mod)
-        handles: dict[Handle, Any] = {}
-        for number, inst in enumerate(trace.insts):
-            prim = PRIMITIVES[inst.kind]
-            args = {k: _map_handles(v, handles) for k, v in inst.args.items()}
-            if prim.sampling:
-                args["decision"] = decisions.get(number, inst.decision)
-            positional = args.pop(prim.varargs) if prim.varargs else []
-            try:
-                result = getattr(sch, inst.kind)(*positional, **args)
-            except ScheduleError:
-                if inst.kind in OPTIONAL_ON_REPLAY:
-                    continue
-                raise
-            except TypeError as err:  # arguments that the primitive does not take: not our trace
-                raise ScheduleError(
-                    f"trace instruction {number} ({inst.kind}) does not replay: {err}"
-                ) from err
-            results = list(result) if inst.outputs_is_list else ([result] if inst.outputs else [])
-            if len(results) != len(inst.outputs):
-                raise ScheduleError(
-                    f"trace instruction {number} ({inst.kind}) gave {len(results)} handles on this module, "
-                    f"where the trace has {len(inst.outputs)}: the trace was made for another program"
-                )
-            handles.update(zip(inst.outputs, results))
+        trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY)
         return sch
-
-
-def _map_handles(value, handles: dict[Handle, Any]):
-    if isinstance(value, (BlockRV, LoopRV, ExprRV)):
-        if value not in handles:
-            raise ScheduleError("the trace uses a handle before an instruction made it")
-        return handles[value]
-    if isinstance(value, (list, tuple)):
-        return [_map_handles(v, handles) for v in value]
-    return value
 
 
 # ---------------------------------------------------------------- decision mutators

@@ -14,13 +14,10 @@ anything is built or measured.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
+from codegen.pipeline import planned_allocations
 from codegen.target import Target
 from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
 from tir.function import resolve_function
-from tir.transform.compact_buffer_allocation import compact_buffer_allocation
-from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 
 # Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
 # the CPU they live on the stack of an OpenMP worker thread (often only a few MiB); a GPU
@@ -63,25 +60,6 @@ def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) 
         for number, kernel in enumerate(kernels(planned)):
             _check_shared_memory(kernel, number, target)
     _check_local_arrays(planned, target)
-
-
-_PLANNED: OrderedDict[PrimFunc, PrimFunc] = OrderedDict()
-_PLANNED_KEPT = 64
-
-
-def planned_allocations(func: PrimFunc) -> PrimFunc:
-    """``func`` after the lowering's plan_buffer_allocation and compact_buffer_allocation, the
-    most expensive of its passes; the last results are kept (by function identity), so the
-    limit check and the features of one candidate (tuner/features.py) plan it once."""
-    found = _PLANNED.get(func)
-    if found is None:
-        found = compact_buffer_allocation(plan_buffer_allocation(func))
-        _PLANNED[func] = found
-        if len(_PLANNED) > _PLANNED_KEPT:
-            _PLANNED.popitem(last=False)
-    else:
-        _PLANNED.move_to_end(func)
-    return found
 
 
 def _thread_extents(kernel) -> dict[str, set[int]]:
