@@ -1,10 +1,13 @@
 """Schedule analysis: what the primitive families ask of the program before they rewrite it.
 
 The family files (loop_transformation.py, compute_at.py, ...) depend only on the
-core (state, errors, instruction) and on this module, never on one another. What
+core (state, errors, instruction), on this module and on block_properties.py (TVM's
+named block properties, built on this module), never on one another. What
 more than one family needs is here: which blocks sit below a statement, which
 write or read a buffer (``child_blocks``, ``writers_of``, ``producers_of``,
-``consumers_of``, ``loads_of``, ``realizes_under``), how a block's iterators are
+``consumers_of``, ``loads_of``, ``realizes_under``, ``guarded_stores``: which stores
+of a buffer run under which condition, and ``predicate_bounds``: a block's
+``T.where`` as loop ranges and index bounds), how a block's iterators are
 bound to loops and which region its accesses cover over some of those loops
 (``bindings_of``, ``loop_iters``, ``loop_domains``, ``relaxed_sets``,
 ``relaxed_region``), the loop checks shared by the loop-kind and loop
@@ -15,12 +18,21 @@ would apply (sample_compute_location's candidates) without importing that family
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tir import (
+    GE,
+    GT,
+    LE,
+    LT,
+    And,
     Block,
     BlockRealize,
     BufferLoad,
+    BufferStore,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     IterVar,
     PrimExpr,
@@ -29,11 +41,13 @@ from tir import (
     Var,
     Visitor,
     const,
+    op,
 )
 from tir.arith import Analyzer
 from tir.arith.int_set import IntervalSet, eval_set
 from tir.buffer import Buffer, BufferRegion
-from tir.functor import substitute
+from tir.functor import collect_vars, substitute, uses_var
+from tir.structural import structural_equal
 
 from .errors import ScheduleError
 from .instruction import PRIMITIVES
@@ -92,6 +106,22 @@ def consumers_of(state: ScheduleState, block: Block) -> list[Block]:
     return [other for other in after if any(r.buffer in writes for r in other.reads)]
 
 
+def writes_outside_scope(state: ScheduleState, block: Block) -> bool:
+    """Whether ``block`` writes a buffer its scope does not allocate: TVM's output block."""
+    allocated = state.parent_block(state.realize_of(block)).alloc_buffers
+    return any(w.buffer not in allocated for w in block.writes)
+
+
+def is_output_block(sch, block) -> bool:
+    """TVM's ``tir.schedule.analysis.is_output_block(sch, block)``: whether the block behind the
+    handle writes a buffer its scope does not allocate (a function output). Records nothing.
+
+    >>> is_output_block(sch, sch.get_block("C"))    # doctest: +SKIP
+    True
+    """
+    return writes_outside_scope(sch.state, sch.get(block))
+
+
 def writers_of(blocks: list[Block], buffer: Buffer) -> list[Block]:
     """The blocks of ``blocks`` that write ``buffer``."""
     return [b for b in blocks if any(w.buffer is buffer for w in b.writes)]
@@ -121,6 +151,63 @@ def realizes_under(stmt) -> list[BlockRealize]:
             self.generic_visit(realize)
 
     _Collect().visit(stmt)
+    return found
+
+
+@dataclass(frozen=True)
+class GuardedStore:
+    """A store of a buffer inside a block, with the condition under which it runs (the predicates of
+    the nested blocks and the ``if`` conditions around it) and its indices, both written in the
+    block's own iterators (nested bindings substituted). ``local_vars`` are the variables of loops
+    inside the block that either uses."""
+
+    guard: PrimExpr
+    indices: tuple[PrimExpr, ...]
+    local_vars: frozenset[Var]
+
+
+def guarded_stores(block: Block, buffer: Buffer) -> list[GuardedStore]:
+    """Every store of ``buffer`` in ``block`` (its init included), with its guard."""
+    found: list[GuardedStore] = []
+
+    class _Walk(Visitor):
+        def __init__(self):
+            self.guard: PrimExpr = const(True)
+            self.bindings: dict[Var, PrimExpr] = {}
+            self.loops: set[Var] = set()
+
+        def _under(self, condition: PrimExpr, node) -> None:
+            saved, self.guard = self.guard, op.logical_and(self.guard, substitute(condition, self.bindings))
+            self.visit(node)
+            self.guard = saved
+
+        def visit_For(self, loop: For) -> None:
+            self.loops.add(loop.loop_var)
+            self.generic_visit(loop)
+
+        def visit_IfThenElse(self, branch: IfThenElse) -> None:
+            self._under(branch.condition, branch.then_case)
+            if branch.else_case is not None:
+                self._under(op.logical_not(branch.condition), branch.else_case)
+
+        def visit_BlockRealize(self, realize: BlockRealize) -> None:
+            saved = dict(self.bindings)
+            for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+                self.bindings[iv.var] = substitute(value, saved)
+            self._under(realize.predicate, realize.block)
+            self.bindings = saved
+
+        def visit_BufferStore(self, store: BufferStore) -> None:
+            if store.buffer is buffer:
+                indices = tuple(substitute(i, self.bindings) for i in store.indices)
+                used = set().union(*(collect_vars(e) for e in (self.guard, *indices)))
+                found.append(GuardedStore(self.guard, indices, frozenset(used & self.loops)))
+            self.generic_visit(store)
+
+    walk = _Walk()
+    for part in (block.init, block.body):
+        if part is not None:
+            walk.visit(part)
     return found
 
 
@@ -224,6 +311,46 @@ def relaxed_region(
             high = extent - 1
         ranges.append(Range(low, analyzer.simplify(high - low + 1)))
     return tuple(ranges)
+
+
+def predicate_bounds(
+    realize: BlockRealize, region: BufferRegion, dom: dict[Var, Range], analyzer: Analyzer
+) -> tuple[dict[Var, Range], dict[int, tuple]] | PrimExpr:
+    """The block's predicate as bounds: loop ranges in ``dom`` narrowed by conditions on one loop
+    (``x < 3``), and per axis of ``region`` an interval from conditions on that axis's index
+    (``i_0 * 32 + i_1 < 100`` where the index is ``i_0 * 32 + i_1``). Returns the first condition that
+    is neither (it can't be turned into a region) instead."""
+    dom = dict(dom)
+    clips: dict[int, tuple] = {}  # axis -> (lowest, highest), None where unbounded
+    binding = bindings_of(realize)
+    indices = [analyzer.simplify(substitute(r.min, binding)) for r in region.region]
+    for condition in _conjuncts(realize.predicate):
+        if type(condition) not in (LT, LE, GT, GE):
+            return condition
+        lhs, rhs = condition.a, condition.b
+        if uses_var(rhs, lambda v: v in dom):
+            return condition
+        high = rhs - 1 if isinstance(condition, LT) else rhs if isinstance(condition, LE) else None
+        low = rhs + 1 if isinstance(condition, GT) else rhs if isinstance(condition, GE) else None
+        if isinstance(lhs, Var) and lhs in dom and high is not None and isinstance(rhs, IntImm):
+            loop_range = dom[lhs]
+            extent = analyzer.simplify(op.min_value(loop_range.extent, high - loop_range.min + 1))
+            dom[lhs] = Range(loop_range.min, extent)
+            continue
+        axis = next((a for a, i in enumerate(indices) if structural_equal(i, analyzer.simplify(lhs))), None)
+        if axis is None or region.region[axis].extent != 1:
+            return condition
+        known_low, known_high = clips.get(axis, (None, None))
+        clips[axis] = (known_low if low is None else low, known_high if high is None else high)
+    return dom, clips
+
+
+def _conjuncts(condition: PrimExpr) -> list[PrimExpr]:
+    if isinstance(condition, And):
+        return _conjuncts(condition.a) + _conjuncts(condition.b)
+    if isinstance(condition, IntImm) and condition.value:
+        return []
+    return [condition]
 
 
 # ---------------------------------------------------------------- loop checks

@@ -19,25 +19,18 @@ from dataclasses import replace
 
 from tir import (
     Block,
-    BlockRealize,
     Buffer,
-    BufferLoad,
-    For,
-    ForKind,
-    IterKind,
-    IterVar,
-    Range,
-    SeqStmt,
-    Stmt,
-    Var,
-    const,
 )
-from tir.arith import Analyzer
 from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
-from tir.functor import Mutator, post_order_visit, substitute_buffers
-from tir.stmt import BufferStore, seq
+from tir.functor import post_order_visit, substitute_buffers
 
-from .analysis import child_blocks, loop_domains, relaxed_region, writers_of
+from .analysis import (
+    child_blocks,
+    writers_of,
+)
+from .cache_stage import CacheRewriter, cache_buffer, copy_stage, location_before_first, rewrite_scope
+from .cache_write_region import PartialWriteError as PartialWriteError  # this family's error
+from .cache_write_region import written_condition, written_region
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -143,157 +136,6 @@ def _nested_blocks(block: Block) -> list[Block]:
     return out
 
 
-# ---------------------------------------------------------------- names and placement
-
-
-def _body_size(stmt: Stmt) -> int:
-    return len(stmt.seq) if isinstance(stmt, SeqStmt) else 1
-
-
-def _location_before_first(state: ScheduleState, scope: Block, anchor: Block, related: list[Block]):
-    """``(loc, pos)``: insert into ``loc``'s body (a For or the scope Block) at ``pos``.
-
-    The point is in the lowest statement holding both ``anchor`` and the first of
-    ``related`` that follows it, right before that related block's subtree (TVM's
-    CacheLocDetector). With nothing related, the end of the scope.
-    """
-    order = child_blocks(scope)
-    first = next((b for b in order[order.index(anchor) + 1 :] if b in related), None)
-    if first is None:
-        return scope, _body_size(scope.body)
-    anchor_ids = {id(s) for s in state.ancestors(state.realize_of(anchor))}
-    first_path = [state.realize_of(first), *state.ancestors(state.realize_of(first))]
-    for child, node in zip(first_path, first_path[1:]):
-        owner = state.parent(node)
-        if isinstance(node, SeqStmt) and id(node) in anchor_ids and isinstance(owner, (For, Block)):
-            return owner, next(i for i, s in enumerate(node.seq) if s is child)
-    return scope, _body_size(scope.body)
-
-
-def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
-    items = list(body.seq) if isinstance(body, SeqStmt) else [body]
-    items.insert(pos, stage)
-    return seq(*items)
-
-
-# ---------------------------------------------------------------- the copy stage
-
-
-def _copy_stage(original: Buffer, cache: Buffer, region: tuple[Range, ...], compact: bool, into_cache: bool):
-    """Loops ``ax*`` over ``region`` around a block named like ``cache`` that copies between the two.
-
-    ``into_cache`` copies original -> cache (cache_read), else cache -> original
-    (the write-back of cache_write). A ``compact`` cache starts at the region's
-    minimum: the original's index is then ``min + v`` and the cache's ``v``.
-    """
-    analyzer = Analyzer()
-    loop_vars = [Var(f"ax{i}", r.extent.dtype) for i, r in enumerate(region)]
-    iter_vars, values, original_idx, cache_idx = [], [], [], []
-    for i, (r, ax, extent) in enumerate(zip(region, loop_vars, cache.shape)):
-        v = Var(f"v{i}", r.extent.dtype)
-        iter_vars.append(IterVar(v, Range(const(0, extent.dtype), extent), IterKind.SPATIAL))
-        values.append(ax if compact else analyzer.simplify(r.min + ax))
-        original_idx.append(analyzer.simplify(r.min + v) if compact else v)
-        cache_idx.append(v)
-    src, dst = (original, cache) if into_cache else (cache, original)
-    src_idx, dst_idx = (original_idx, cache_idx) if into_cache else (cache_idx, original_idx)
-    block = Block(
-        name=cache.name,
-        iter_vars=tuple(iter_vars),
-        reads=(BufferRegion(src, _points(src_idx)),),
-        writes=(BufferRegion(dst, _points(dst_idx)),),
-        body=BufferStore(dst, BufferLoad(src, tuple(src_idx)), tuple(dst_idx)),
-    )
-    stmt: Stmt = BlockRealize(tuple(values), const(True), block)
-    for ax, r in reversed(list(zip(loop_vars, region))):
-        stmt = For(ax, const(0, r.extent.dtype), r.extent, ForKind.SERIAL, stmt)
-    return stmt, block
-
-
-def _points(indices) -> tuple[Range, ...]:
-    return tuple(Range(i, const(1, i.dtype)) for i in indices)
-
-
-def _cache_buffer(state: ScheduleState, buffer: Buffer, scope: str, region, compact: bool) -> Buffer:
-    shape = tuple(r.extent for r in region) if compact else buffer.shape
-    return Buffer(state.unique_name(f"{buffer.name}_{scope}"), shape, buffer.dtype, scope)
-
-
-def _shift(indices, region, compact: bool, analyzer: Analyzer):
-    if not compact:
-        return tuple(indices)
-    return tuple(analyzer.simplify(i - r.min) for i, r in zip(indices, region))
-
-
-class _CacheRewriter(Mutator):
-    """Points accesses of ``old`` at ``new`` in the chosen blocks and inserts the copy stage.
-
-    ``uses(block)`` says whether a block's accesses move to the cache; ``skip(block)``
-    leaves a block (and all inside it) alone; ``regions`` names the region lists of
-    a chosen block to rewrite ("reads", or "reads" and "writes"). The stage goes into
-    loop ``loc`` at ``pos``; when ``loc`` is the scope block, ``_rewrite_scope`` does it.
-    """
-
-    def __init__(self, old, new, region, compact, uses, skip, regions, loc, pos, stage):
-        self.old, self.new, self.region, self.compact = old, new, region, compact
-        self.uses, self.skip, self.regions = uses, skip, regions
-        self.loc, self.pos, self.stage = loc, pos, stage
-        self.active = False
-        self.analyzer = Analyzer()
-
-    def visit_Block(self, block: Block):
-        if self.skip(block):
-            return block
-        saved, self.active = self.active, self.uses(block)
-        new_block = self.generic_visit(block)
-        if self.active:
-            changes = {name: self._regions(getattr(new_block, name)) for name in self.regions}
-            new_block = replace(new_block, **changes)
-        self.active = saved
-        return new_block
-
-    def visit_For(self, loop: For):
-        new_loop = self.generic_visit(loop)
-        if loop is self.loc:
-            new_loop = replace(new_loop, body=_insert(new_loop.body, self.pos, self.stage))
-        return new_loop
-
-    def _regions(self, regions):
-        out = []
-        for r in regions:
-            if r.buffer is self.old:
-                ranges = tuple(
-                    Range(self.analyzer.simplify(x.min - c.min) if self.compact else x.min, x.extent)
-                    for x, c in zip(r.region, self.region)
-                )
-                r = BufferRegion(self.new, ranges)
-            out.append(r)
-        return tuple(out)
-
-    def visit_BufferLoad(self, load: BufferLoad):
-        load = self.generic_visit(load)
-        if self.active and load.buffer is self.old:
-            return BufferLoad(self.new, _shift(load.indices, self.region, self.compact, self.analyzer))
-        return load
-
-    def visit_BufferStore(self, store: BufferStore):
-        store = self.generic_visit(store)
-        if self.active and store.buffer is self.old and "writes" in self.regions:
-            return BufferStore(
-                self.new, store.value, _shift(store.indices, self.region, self.compact, self.analyzer)
-            )
-        return store
-
-
-def _rewrite_scope(state: ScheduleState, scope: Block, rewriter: _CacheRewriter, cache: Buffer) -> None:
-    body = rewriter.visit(scope.body)
-    if scope is rewriter.loc:
-        body = _insert(body, rewriter.pos, rewriter.stage)
-    init = rewriter.visit(scope.init) if scope.init is not None else None
-    new_scope = replace(scope, body=body, init=init, alloc_buffers=(*scope.alloc_buffers, cache))
-    state.replace({scope: new_scope})
-
-
 # ---------------------------------------------------------------- primitives
 
 
@@ -325,15 +167,15 @@ def cache_read(
             and any(r.buffer is buffer for r in b.reads)
             and (consumers is None or b.name in consumers)
         ]
-        loc, pos = _location_before_first(state, scope, writer, related)
-        region = _written_region(state, writer, buffer, loc)
+        loc, pos = location_before_first(state, scope, writer, related)
+        region = written_region(state, writer, buffer, loc)
     compact = isinstance(loc, Block)
-    cache = _cache_buffer(state, buffer, scope_name, region, compact)
+    cache = cache_buffer(state, buffer, scope_name, region, compact)
 
     # Step 3. Build the copy block and point the consumers at the cache.
-    stage, copy_block = _copy_stage(buffer, cache, region, compact, into_cache=True)
+    stage, copy_block = copy_stage(buffer, cache, region, compact, into_cache=True)
     writer_name = writer.name if writer is not None else None
-    rewriter = _CacheRewriter(
+    rewriter = CacheRewriter(
         buffer,
         cache,
         region,
@@ -345,17 +187,8 @@ def cache_read(
         pos=pos,
         stage=stage,
     )
-    _rewrite_scope(state, scope, rewriter, cache)
+    rewrite_scope(state, scope, rewriter, cache)
     return copy_block
-
-
-def _written_region(state: ScheduleState, writer: Block, buffer: Buffer, loc) -> tuple[Range, ...]:
-    """What ``writer`` writes of ``buffer`` over all its loops below ``loc``."""
-    realize = state.realize_of(writer)
-    written = next(w for w in writer.writes if w.buffer is buffer)
-    high = loc if isinstance(loc, For) else None
-    dom = loop_domains(state, realize, high, relax_scope="global")
-    return relaxed_region(realize, written, dom, Analyzer())
 
 
 @primitive()
@@ -382,15 +215,16 @@ def cache_write(
         and any(r.buffer is buffer for r in b.reads)
         and (consumers is None or b.name not in consumers)
     ]
-    loc, pos = _location_before_first(state, scope, block, related)
-    region = _written_region(state, block, buffer, loc)
+    loc, pos = location_before_first(state, scope, block, related)
+    region = written_region(state, block, buffer, loc, exact=True)
     compact = isinstance(loc, Block)
-    cache = _cache_buffer(state, buffer, scope_name, region, compact)
+    cache = cache_buffer(state, buffer, scope_name, region, compact)
 
-    # Step 3. The block writes the cache; a new block copies it back.
-    stage, write_back = _copy_stage(buffer, cache, region, compact, into_cache=False)
+    # Step 3. The block writes the cache; a new block copies back what it wrote.
+    written = written_condition(block, buffer)
+    stage, write_back = copy_stage(buffer, cache, region, compact, into_cache=False, written=written)
     chosen = {block.name} | {b.name for b in _nested_blocks(block)} | (consumers or set())
-    rewriter = _CacheRewriter(
+    rewriter = CacheRewriter(
         buffer,
         cache,
         region,
@@ -402,7 +236,7 @@ def cache_write(
         pos=pos,
         stage=stage,
     )
-    _rewrite_scope(state, scope, rewriter, cache)
+    rewrite_scope(state, scope, rewriter, cache)
     return write_back
 
 

@@ -31,6 +31,7 @@ from tir.functor import substitute, uses_var
 from tir.stmt import THREAD_TAGS
 
 from .analysis import check_constant_extent, check_serial, realizes_under, verb
+from .block_properties import check_blocks_affine, check_compact_data_flow
 from .errors import ScheduleError
 from .instruction import LoopRV, primitive
 from .state import ScheduleState
@@ -84,6 +85,16 @@ def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: st
                 loop,
                 realize.block,
             )
+
+
+def _check_parallelizable(
+    state: ScheduleState, loop: For, primitive_name: str, error_cls: type, fix: str
+) -> None:
+    """TVM's checks before a loop's iterations may run at once: compact data flow below the loop,
+    affine bindings in every block under it, and no non-spatial iterator bound to it."""
+    check_compact_data_flow(state, loop, primitive_name)
+    check_blocks_affine(state, loop, primitive_name)
+    _check_no_reduction(loop, primitive_name, error_cls, fix)
 
 
 # ---------------------------------------------------------------- vectorize: unit-stride stores
@@ -210,9 +221,11 @@ def _check_thread_nesting(state: ScheduleState, loop: For, tag: str) -> None:
 @primitive()
 def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
-    check_serial(loop, "bind", "Each loop can be bound once; split it to bind its parts to different axes")
+    if loop.kind is not ForKind.THREAD_BINDING:  # a bound loop may be bound again, as in TVM
+        check_serial(loop, "bind", "Bind a serial loop (split it first to bind a part)")
     check_constant_extent(loop, "bind")
-    _check_no_reduction(
+    _check_parallelizable(
+        state,
         loop,
         "bind",
         BindReductionError,
@@ -225,7 +238,8 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
 @primitive()
 def parallel(state: ScheduleState, loop: For) -> None:
     check_serial(loop, "parallel", "Split the loop and parallelize its outer part instead")
-    _check_no_reduction(
+    _check_parallelizable(
+        state,
         loop,
         "parallel",
         ParallelReductionError,
@@ -241,7 +255,8 @@ def vectorize(state: ScheduleState, loop: For) -> None:
     # One lane is a plain iteration: any loop of extent 1 may be vectorized, as in TVM (a tiling
     # whose vector level came out as 1 still replays).
     if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
-        _check_no_reduction(
+        _check_parallelizable(
+            state,
             loop,
             "vectorize",
             VectorizeReductionError,
@@ -253,8 +268,9 @@ def vectorize(state: ScheduleState, loop: For) -> None:
 
 @primitive()
 def unroll(state: ScheduleState, loop: For) -> None:
-    check_serial(loop, "unroll", "Unroll a serial loop (split it first to unroll a part)")
-    state.replace({loop: replace(loop, kind=ForKind.UNROLLED)})
+    # Any loop may be unrolled, as in TVM: a bound, parallel or vectorized loop becomes a plain
+    # unrolled one (its thread binding dropped).
+    state.replace({loop: replace(loop, kind=ForKind.UNROLLED, thread_tag=None)})
 
 
 # ---------------------------------------------------------------- public methods
@@ -266,8 +282,10 @@ class ForKindMethods:
 
         ``bind`` in TVM; ``gpu_blocks``/``gpu_threads`` in Halide; a grid axis in Triton.
 
-        Requirements: the loop is serial and has a constant extent; no block under it
-        uses it for a reduction (or opaque) iterator. A loop around or inside it may be
+        Requirements: the loop is serial or already bound (binding it again replaces
+        the axis, as in TVM) and has a constant extent; the blocks under it have affine
+        bindings and compact data flow, and none uses it for a reduction (or opaque)
+        iterator. A loop around or inside it may be
         bound to the same axis (a cooperative fetch inside a thread loop) when the blocks
         under the inner one do not use the outer one.
 
@@ -361,7 +379,8 @@ class ForKindMethods:
 
         ``unroll`` in TVM and Halide.
 
-        Requirements: the loop is serial.
+        Requirements: none. A bound, parallel or vectorized loop becomes a plain
+        unrolled loop (its thread binding dropped), as in TVM.
 
         Example
         -------

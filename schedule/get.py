@@ -1,4 +1,5 @@
-"""Lookup primitives: get_block, get_loops, get_child_blocks, get_producers, get_consumers.
+"""Lookup primitives: get_block, get_loops, get_child_blocks, get_producers, get_consumers,
+get_output_blocks.
 
 They change nothing, but they are traced like every primitive, because the
 handles they return are what later instructions refer to.
@@ -11,8 +12,8 @@ import difflib
 from tir import Block, BufferStore, For
 from tir.functor import post_order_visit
 
-from .analysis import child_blocks, consumers_of, producers_of
-from .errors import NotFoundError
+from .analysis import child_blocks, consumers_of, producers_of, realizes_under, writes_outside_scope
+from .errors import ArgumentError, NotFoundError, describe
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
 
@@ -79,6 +80,27 @@ def get_producers(state: ScheduleState, block: Block) -> list[Block]:
 def get_consumers(state: ScheduleState, block: Block) -> list[Block]:
     """Blocks in the same scope that read a buffer ``block`` writes, after it."""
     return consumers_of(state, block)
+
+
+@primitive()
+def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -> list[Block]:
+    """Blocks under ``scope_block`` (nested ones too) that write a buffer their scope does not
+    allocate: a function parameter, or a buffer of an outer scope (TVM's IsOutputBlock)."""
+    if isinstance(scope_block, str):
+        found = state.index.blocks.get(scope_block)
+        if found is None:
+            raise NotFoundError(
+                f"no block named {scope_block!r} in function {state.func_name!r} to look for output "
+                f"blocks in. Blocks: {', '.join(state.index.blocks)}."
+            )
+        scope_block = found
+    if not isinstance(scope_block, Block):
+        raise ArgumentError(
+            f"get_output_blocks needs a block handle or a block's name for argument 'scope_block', got "
+            f"{describe(scope_block)}",
+            *([scope_block] if isinstance(scope_block, For) else []),
+        )
+    return [r.block for r in realizes_under(scope_block.body) if writes_outside_scope(state, r.block)]
 
 
 # ---------------------------------------------------------------- public methods
@@ -173,6 +195,21 @@ class GetMethods:
         ['B']
         """
         return self._run("get_consumers", block=block)
+
+    def get_output_blocks(self, scope_block: BlockRV | str = "root") -> list[BlockRV]:
+        """Blocks in ``scope_block`` (a handle, or a block's name; default the root) that write a
+        buffer their scope does not allocate, nested blocks included, in program order.
+
+        ``get_output_blocks`` in TVM. Blocks that only write buffers their scope allocates
+        (intermediates) are not outputs.
+
+        Example
+        -------
+        {example}
+        >>> [sch.get(b).name for b in sch.get_output_blocks()]
+        ['B']
+        """
+        return self._run("get_output_blocks", scope_block=scope_block)
 
 
 for _method in vars(GetMethods).values():

@@ -42,6 +42,7 @@ from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 
 from .analysis import check_constant_extent, check_serial, realizes_under
+from .block_properties import check_affine_binding
 from .errors import ArgumentError, ScheduleError
 from .instruction import ExprRV, LoopRV, primitive
 from .state import ScheduleState
@@ -265,7 +266,13 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
 
 
 @primitive()
-def split(state: ScheduleState, loop: For, factors: list, preserve_unit_iters: bool = True) -> list[For]:
+def split(
+    state: ScheduleState,
+    loop: For,
+    factors: list,
+    preserve_unit_iters: bool = True,
+    disable_predication: bool = False,
+) -> list[For]:
     _check_plain(loop, "split")
     extent = check_constant_extent(loop, "split")
     sizes = _check_factors(loop, factors, extent)
@@ -280,7 +287,7 @@ def split(state: ScheduleState, loop: For, factors: list, preserve_unit_iters: b
         fused = fused * size + var
     fused = analyzer.simplify(fused)
     # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent.
-    predicate = None if prod(sizes) == extent else op.lt(fused, IntImm(extent, dtype))
+    predicate = None if prod(sizes) == extent or disable_predication else op.lt(fused, IntImm(extent, dtype))
 
     unit_vars = {var for var, size in zip(new_vars, sizes) if size == 1}
     rewriter = _LoopVarRewriter({old_var: fused}, analyzer, preserve_unit_iters, unit_vars, predicate)
@@ -423,7 +430,10 @@ def _reorder_chain(state: ScheduleState, loops: list[For]) -> list[For]:
     return chain[::-1]
 
 
-def _check_iter_types(bottom: For) -> None:
+def _check_blocks_below(state: ScheduleState, top: For, bottom: For) -> None:
+    """TVM's conditions on the blocks under the loops: no opaque iterator, and bindings that are
+    affine over all their loops or at least over the loops from ``top`` down."""
+    above_top = next((node for node in state.ancestors(top) if isinstance(node, (For, Block))), None)
     for realize in realizes_under(bottom.body):
         for iv in realize.block.iter_vars:
             if iv.kind is IterKind.OPAQUE:
@@ -433,6 +443,9 @@ def _check_iter_types(bottom: For) -> None:
                     "it is one",
                     realize.block,
                 )
+        check_affine_binding(
+            state, realize.block, "reorder", top, above_top if isinstance(above_top, For) else None
+        )
 
 
 @primitive(varargs="ordered_loops")
@@ -442,7 +455,7 @@ def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
     if len(loops) < 2:
         return
     chain = _reorder_chain(state, loops)
-    _check_iter_types(chain[-1])
+    _check_blocks_below(state, chain[0], chain[-1])
     given = {loop.loop_var for loop in loops}
     positions = [position for position, loop in enumerate(chain) if loop.loop_var in given]
     new_chain = list(chain)
@@ -473,7 +486,11 @@ def _plain_factor(factor):
 
 class LoopTransformationMethods:
     def split(
-        self, loop: LoopRV, factors: list[int | ExprRV | None], preserve_unit_iters: bool = True
+        self,
+        loop: LoopRV,
+        factors: list[int | ExprRV | None],
+        preserve_unit_iters: bool = True,
+        disable_predication: bool = False,
     ) -> list[LoopRV]:
         """Split a loop into nested loops whose extents are ``factors``, outermost first.
 
@@ -493,6 +510,9 @@ class LoopTransformationMethods:
         loop : the loop to split.
         factors : ints, sampled ExprRVs, and at most one None.
         preserve_unit_iters : keep loops of extent 1 in the block bindings (TVM's default).
+        disable_predication : add no ``T.where`` when the factors over-cover the extent (TVM's
+            option for callers that guard the accesses themselves; the extra iterations then
+            run, and may index past the buffers).
 
         Returns
         -------
@@ -517,7 +537,11 @@ class LoopTransformationMethods:
                     B[vi] = A[vi] + T.float32(1.0)
         """
         factors = [_plain_factor(f) for f in factors] if isinstance(factors, (list, tuple)) else factors
-        return self._run("split", loop=loop, factors=factors, preserve_unit_iters=preserve_unit_iters)
+        # Recorded only when set, so traces of ordinary splits read as they always did.
+        extra = {"disable_predication": True} if disable_predication else {}
+        return self._run(
+            "split", loop=loop, factors=factors, preserve_unit_iters=preserve_unit_iters, **extra
+        )
 
     def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
         """Fuse consecutive nested loops into one loop over the product of their extents.

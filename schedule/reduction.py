@@ -38,6 +38,7 @@ from tir.stmt import seq
 from tir.structural import structural_equal
 
 from .analysis import child_blocks, loads_of
+from .block_properties import REDUCTION_CONDITIONS, check_stage_pipeline, reduction_block_problem
 from .errors import ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
@@ -87,6 +88,11 @@ class InitNotIdentityError(ScheduleError):
 
 class FactorAxisError(ScheduleError):
     """rfactor: ``factor_axis`` is outside ``[-(ndim + 1), ndim]``."""
+
+
+class BlockPredicateError(ScheduleError):
+    """rfactor: a ``T.where`` predicate of the block bounds its reduction loops, so some partial results
+    would never be started (a predicate on the spatial loops is kept by the write-back)."""
 
 
 # ---------------------------------------------------------------- shared checks
@@ -221,6 +227,18 @@ def _is_self_load(expr: PrimExpr, update: BufferStore) -> bool:
 
 _COMBINER_NAMES = {Add: "+", Mul: "*", Max: "max", Min: "min"}
 _IDENTITIES = {Add: 0, Mul: 1}
+
+
+def _check_rfactor_block(state: ScheduleState, block: Block) -> None:
+    """TVM's five conditions of a reduction block, numbered as TVM numbers them."""
+    problem = reduction_block_problem(state, block)
+    if problem is not None:
+        number, reason = problem
+        raise NotReductionBlockError(
+            f"can't rfactor block {block.name}: it is not a reduction block - it violates condition "
+            f"#{number} ({REDUCTION_CONDITIONS[number - 1]}): {reason}.",
+            block,
+        )
 
 
 def _check_identity(block: Block, kind: type, init: BufferStore) -> None:
@@ -449,7 +467,8 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             loop,
         )
     block = blocks[0]
-    _check_reduction_block(block, f"rfactor block {block.name}")
+    check_stage_pipeline(state, block, "rfactor")
+    _check_rfactor_block(state, block)
     if loop.kind is not ForKind.SERIAL:
         raise NotSerialLoopError(
             f"can't rfactor loop {loop.loop_var.name}: it is {loop.kind.value}; rfactor needs a serial "
@@ -460,6 +479,14 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     loops = state.loops_of(block)
     spatial_loops = _touched_loops(realize, IterKind.SPATIAL)
     reduce_loops = _touched_loops(realize, IterKind.REDUCE)
+    on_reduction = [c for c in _conjuncts(realize.predicate) if uses_var(c, reduce_loops.__contains__)]
+    if on_reduction:
+        raise BlockPredicateError(
+            f"can't rfactor block {block.name}: it runs under the predicate T.where({on_reduction[0]!r}) on "
+            "its reduction loops, which rfactor can't carry to the partial results (TVM refuses it too). "
+            "Split the reduction loop by a factor that divides its extent instead.",
+            block,
+        )
     _check_rfactor_loops(state, block, loops, loop, spatial_loops, reduce_loops)
     kind, rhs, update, init = _match_reduction(block)
     axis = _check_factor_axis(block, update.buffer, factor_axis)

@@ -6,7 +6,8 @@ compare a function with its printed-and-parsed copy, and the tuner keys its data
 flat list of tokens (node classes, dtypes, constants, loop kinds, ...) in which a bound
 variable or buffer is written as the index of its binding site (function parameters,
 symbolic shape variables at their first appearance in parameter shapes, loop and block
-iterators, let variables, allocated buffers). Two trees are equal exactly when their token
+iterators, let variables, allocated buffers). Block names are hints and are not written,
+as in TVM. Two trees are equal exactly when their token
 lists are, and the hash is a stable digest of the list (blake2b, the same in every process),
 so equal trees always hash alike. ``assert_structural_equal`` re-walks both trees keeping
 track of which node wrote each token, to report the path of the first difference and print
@@ -33,7 +34,7 @@ _field_names: dict[type, tuple[str, ...]] = {}
 
 
 def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
-    """Whether ``a`` and ``b`` are the same program up to variable and buffer names.
+    """Whether ``a`` and ``b`` are the same program up to variable, buffer and block names.
 
     Variables and buffers are matched by where they are bound; free ones (bound outside
     ``a`` and ``b``) must be the very same objects, unless ``map_free_vars`` is set, in
@@ -47,7 +48,7 @@ def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
 def structural_hash(node: Any, map_free_vars: bool = False) -> int:
     """A hash of ``node``'s structure, equal for structurally equal nodes, stable across processes.
 
-    It ignores names and object identities (free variables count by order of first
+    It ignores names (block names too) and object identities (free variables count by order of first
     appearance), and is a non-negative 63-bit integer so that it fits a SQLite INTEGER.
     """
     tokens = _Encoder(map_free_vars=True).encode(node)
@@ -249,7 +250,8 @@ class _Encoder:
         self.visit(loop.body, "body")
 
     def _block(self, block: Block) -> None:
-        self.tokens += ("Block", block.name, len(block.iter_vars))
+        # A block's name is a hint, as in TVM: blocks that differ only in name are equal.
+        self.tokens += ("Block", len(block.iter_vars))
         for i, iv in enumerate(block.iter_vars):
             self.visit(iv, ("iter_vars", i))
         self.tokens.append(len(block.alloc_buffers))

@@ -25,7 +25,7 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -37,7 +37,10 @@ from tir.function import resolve_function
 if TYPE_CHECKING:
     from codegen.target import Target
 
-SCHEMA_VERSION = 1
+# Version 1 keyed workloads by a structural hash that counted block names; version 2's does not
+# (block names are hints, as in TVM). A version-1 file is re-keyed from its scripts when opened,
+# and version-1 JSON lines when imported, so old records are still found.
+SCHEMA_VERSION = 2
 # "TIRT" in ASCII: marks an SQLite file as a tuning database of this project.
 APPLICATION_ID = 0x54495254
 JSONL_FORMAT = "tir-tuning-records"
@@ -326,12 +329,33 @@ class Database:
                 f"{self.path} was written by a newer version of the tuner (schema version {version}; "
                 f"this version reads {SCHEMA_VERSION}). Upgrade the package (pip install -U tensorir-py)"
             )
+        if version == 1 and {"workloads", "records"} <= tables:
+            self._rekey_version_1()
+            return False
         if version < SCHEMA_VERSION or not {"workloads", "records"} <= tables:
             raise DatabaseError(
                 f"{self.path} is a damaged tuning database (schema version {version}, tables: "
                 f"{', '.join(sorted(tables)) or 'none'}); export what you can or start a new file"
             )
         return False
+
+    def _rekey_version_1(self) -> None:
+        """Re-key a version-1 file's workloads (and their records) by today's workload_key."""
+        with self._transaction():
+            if self._pragma("user_version") != 1:  # another process upgraded it since we looked
+                return
+            rows = self._conn.execute("SELECT key, name, script, created FROM workloads").fetchall()
+            for row in rows:
+                old, new = row[0], workload_key(WorkloadEntry(*row).module())
+                if new == old:
+                    continue
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO workloads (key, name, script, created) VALUES (?, ?, ?, ?)",
+                    (new, *row[1:]),
+                )
+                self._conn.execute("UPDATE records SET workload_key = ? WHERE workload_key = ?", (new, old))
+                self._conn.execute("DELETE FROM workloads WHERE key = ?", (old,))
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _initialize(self) -> None:
         with self._transaction():
@@ -592,6 +616,7 @@ def _parse_jsonl(name: str, text: str) -> tuple[list[WorkloadEntry], list[tuple[
     """Every workload and (line number, record) of a JSON-lines export, all checked."""
     workloads: list[WorkloadEntry] = []
     records: list[tuple[int, TuningRecord]] = []
+    version = SCHEMA_VERSION
     for number, line in enumerate(io.StringIO(text), start=1):
         if not line.strip():
             continue
@@ -605,13 +630,26 @@ def _parse_jsonl(name: str, text: str) -> tuple[list[WorkloadEntry], list[tuple[
             )
         if kind == "header":
             _check_header(where, entry)
+            version = entry["version"]
         elif kind == "workload":
             workloads.append(_build(where, WorkloadEntry, entry, _WORKLOAD_FIELDS))
         elif kind == "record":
             records.append((number, _build(where, TuningRecord, entry, _RECORD_FIELDS)))
         else:
             raise DatabaseError(f"{where}: unknown line type {kind!r}; expected header, workload or record")
-    return workloads, records
+    return _rekeyed(workloads, records) if version < 2 else (workloads, records)
+
+
+def _rekeyed(workloads: list[WorkloadEntry], records: list[tuple[int, TuningRecord]]):
+    """Version-1 exports keyed workloads by a hash that counted block names: key them anew."""
+    keys = {entry.key: workload_key(entry.module()) for entry in workloads}
+    return (
+        [replace(entry, key=keys[entry.key]) for entry in workloads],
+        [
+            (number, replace(r, workload_key=keys.get(r.workload_key, r.workload_key)))
+            for number, r in records
+        ],
+    )
 
 
 def _parse_line(where: str, line: str) -> dict:

@@ -9,6 +9,7 @@ from schedule.cache_read_write import (
     ConsumerBlockError,
     NonAllocatedBufferError,
     NotSingleWriteBlockError,
+    PartialWriteError,
     StorageScopeError,
 )
 from schedule.errors import ArgumentError
@@ -442,4 +443,117 @@ def test_set_scope_of_a_parameter():
         sch.get_block("C"),
         0,
         "local",
+    )
+
+
+# ---------------------------------------------------------------- cache_write of partial writes
+
+
+@T.prim_func
+def two_corners(A: T.Buffer((12, 24), "float32"), C: T.Buffer((12, 24), "float32")):
+    # "top" fills rows 0-7, "left" columns 0-15: the 4x8 corner past both keeps C's old values.
+    for i, j in T.grid(12, 24):
+        with T.block("outer"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.block("top"):
+                T.where(vi < 8)
+                C[vi, vj] = A[vi, vj] * T.float32(2)
+            with T.block("left"):
+                T.where(vj < 16)
+                C[vi, vj] = A[vi, vj] * T.float32(3)
+
+
+@T.prim_func
+def two_corners_cache_write(A: T.Buffer((12, 24), "float32"), C: T.Buffer((12, 24), "float32")):
+    C_local = T.alloc_buffer((12, 24), scope="local")
+    for i, j in T.grid(12, 24):
+        with T.block("outer"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(C_local[vi, vj])
+            with T.block("top"):
+                T.where(vi < 8)
+                T.reads(A[vi, vj])
+                T.writes(C_local[vi, vj])
+                C_local[vi, vj] = A[vi, vj] * T.float32(2)
+            with T.block("left"):
+                T.where(vj < 16)
+                T.reads(A[vi, vj])
+                T.writes(C_local[vi, vj])
+                C_local[vi, vj] = A[vi, vj] * T.float32(3)
+    for ax0, ax1 in T.grid(12, 24):
+        with T.block("C_local"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            T.reads(C_local[v0, v1])
+            T.writes(C[v0, v1])
+            if v0 < 8 or v1 < 16:
+                C[v0, v1] = C_local[v0, v1]
+
+
+@T.prim_func
+def upper_triangle(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            if vi <= vj:
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def tile_with_inner_guard(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(4):
+        with T.block("tile"):
+            vi = T.axis.spatial(4, i)
+            for x in range(4):
+                with T.block("B"):
+                    T.where(x < 3)
+                    vx = T.axis.spatial(16, vi * 4 + x)
+                    B[vx] = A[vx] + T.float32(1)
+
+
+def test_cache_write_copies_back_only_what_the_nested_blocks_wrote():
+    sch = Schedule(two_corners)
+    sch.cache_write(sch.get_block("outer"), 0, "local")
+    tir.assert_structural_equal(sch.mod["main"], two_corners_cache_write)
+    assert_same_numbers(two_corners, sch.mod)
+    verify_trace_roundtrip(sch, two_corners)
+
+
+def test_cache_write_of_an_if_guarded_store_keeps_the_guard_through_reverse_compute_at():
+    sch = Schedule(upper_triangle)
+    write_back = sch.cache_write(sch.get_block("B"), 0, "local")
+    assert "if v0 <= v1:" in sch.mod["main"].script()
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.reverse_compute_at(write_back, i)
+    assert_same_numbers(upper_triangle, sch.mod)
+    verify_trace_roundtrip(sch, upper_triangle)
+
+
+def test_cache_write_refuses_a_guard_it_cannot_restate():
+    # The guard x < 3 is on a loop inside the tile: no condition on B's index says which were written.
+    sch = Schedule(tile_with_inner_guard)
+    assert_fails_unchanged(
+        sch, PartialWriteError, "only when x < 3", sch.cache_write, sch.get_block("tile"), 0, "local"
+    )
+
+
+def test_cache_write_of_the_nested_block_itself_applies():
+    sch = Schedule(tile_with_inner_guard)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    assert_same_numbers(tile_with_inner_guard, sch.mod)
+
+
+@T.prim_func
+def even_elements(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi * 2] = A[vi * 2] + T.float32(1)
+
+
+def test_cache_write_refuses_a_strided_write():
+    # A write-back of B[0:15] would copy the odd elements, which nobody wrote.
+    sch = Schedule(even_elements)
+    assert_fails_unchanged(
+        sch, PartialWriteError, "with stride 2", sch.cache_write, sch.get_block("B"), 0, "local"
     )

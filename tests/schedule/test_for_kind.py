@@ -270,11 +270,22 @@ def test_bind_refuses_a_reduction_loop():
     assert isinstance(err, WrongBlockIterTypeError)
 
 
-def test_bind_refuses_an_already_bound_loop():
+def test_bind_of_a_bound_loop_replaces_its_axis():
+    # As TVM: binding again moves the loop to the new axis.
     sch = Schedule(vector_add)
     (i,) = _loops(sch, "C")
     sch.bind(i, "blockIdx.x")
-    assert_fails_unchanged(sch, WrongLoopKindError, "bound to blockIdx.x", sch.bind, i, "threadIdx.x")
+    sch.bind(i, "threadIdx.x")
+    assert sch.get(i).thread_tag == "threadIdx.x"
+    assert_same_numbers(vector_add, sch.mod)
+    verify_trace_roundtrip(sch, vector_add)
+
+
+def test_bind_refuses_a_parallel_loop():
+    sch = Schedule(vector_add)
+    (i,) = _loops(sch, "C")
+    sch.parallel(i)
+    assert_fails_unchanged(sch, WrongLoopKindError, "it is parallel", sch.bind, i, "threadIdx.x")
 
 
 def test_bind_refuses_the_same_axis_on_nested_loops_that_both_index_the_block():
@@ -341,11 +352,14 @@ def test_vectorize_refuses_a_dynamic_extent():
     assert_fails_unchanged(sch, NonConstantExtentError, "not a constant", sch.vectorize, i)
 
 
-def test_unroll_refuses_a_thread_bound_loop():
+def test_unroll_of_a_bound_loop_drops_the_binding():
     sch = Schedule(vector_add)
     (i,) = _loops(sch, "C")
     sch.bind(i, "threadIdx.x")
-    assert_fails_unchanged(sch, WrongLoopKindError, "bound to threadIdx.x", sch.unroll, i)
+    sch.unroll(i)
+    assert sch.get(i).kind is tir.ForKind.UNROLLED and sch.get(i).thread_tag is None
+    assert_same_numbers(vector_add, sch.mod)
+    verify_trace_roundtrip(sch, vector_add)
 
 
 @pytest.mark.parametrize("method", ["parallel", "vectorize", "unroll"])

@@ -568,3 +568,12 @@ def test_reorder_refuses_an_opaque_iterator():
     sch = Schedule(opaque_iter)
     i, j = _loops(sch, "B")
     assert_fails_unchanged(sch, OpaqueIterTypeError, "opaque", sch.reorder, j, i)
+
+
+def test_split_with_disable_predication_adds_no_predicate_and_records_the_option():
+    sch = Schedule(scale)
+    (i,) = _loops(sch, "B")
+    sch.split(i, [None, 128], disable_predication=True)
+    assert "T.where" not in sch.mod["main"].script()
+    assert "disable_predication=True" in sch.trace.as_python()
+    verify_trace_roundtrip(sch, scale)

@@ -6,11 +6,12 @@ import pytest
 
 import tir
 from schedule import Schedule, ScheduleError, StaleHandleError, Trace
-from schedule.errors import NotFoundError
+from schedule.analysis import is_output_block
+from schedule.errors import ArgumentError, NotFoundError
 from schedule.instruction import PRIMITIVES, Primitive
 from tir import T
 
-from .util import assert_fails_unchanged
+from .util import assert_fails_unchanged, verify_trace_roundtrip
 
 
 @T.prim_func
@@ -92,3 +93,44 @@ def test_replay_with_a_changed_decision_changes_the_schedule():
     sch.trace.with_decision(index, [2, 32]).apply_to_schedule(replayed)
     extents = [int(replayed.get(lp).extent) for lp in replayed.get_loops(replayed.get_block("B"))]
     assert extents == [2, 32]
+
+
+# ---------------------------------------------------------------- get_output_blocks
+
+
+@T.prim_func
+def tiles_into_output(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(4):
+        with T.block("tile"):
+            vi = T.axis.spatial(4, i)
+            for x in range(4):
+                with T.block("C"):
+                    vx = T.axis.spatial(16, vi * 4 + x)
+                    C[vx] = B[vx] + T.float32(1)
+
+
+def test_get_output_blocks_lists_the_writers_of_unallocated_buffers():
+    sch = Schedule(tiles_into_output)
+    assert [sch.get(b).name for b in sch.get_output_blocks()] == ["tile", "C"]
+    tile = sch.get_block("tile")
+    assert [sch.get(b).name for b in sch.get_output_blocks(tile)] == ["C"]
+    assert [inst.kind for inst in sch.trace.insts] == ["get_output_blocks", "get_block", "get_output_blocks"]
+    verify_trace_roundtrip(sch, tiles_into_output)
+
+
+def test_is_output_block_takes_a_schedule_and_a_handle_as_in_tvm():
+    sch = Schedule(tiles_into_output)
+    assert is_output_block(sch, sch.get_block("C")) and not is_output_block(sch, sch.get_block("B"))
+    assert len(sch.trace.insts) == 2  # the two get_block calls, nothing for the query
+
+
+def test_get_output_blocks_refuses_an_unknown_scope_and_a_loop():
+    sch = Schedule(tiles_into_output)
+    assert_fails_unchanged(sch, NotFoundError, "no block named 'tiles'", sch.get_output_blocks, "tiles")
+    (i,) = sch.get_loops(sch.get_block("B"))
+    assert_fails_unchanged(sch, ArgumentError, "got loop i", sch.get_output_blocks, i)

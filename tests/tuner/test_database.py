@@ -200,7 +200,7 @@ def write_export(db: Database, tmp_path, edit) -> str:
             lambda lines: lines.__setitem__(
                 0, '{"type": "header", "format": "tir-tuning-records", "version": 9}'
             ),
-            r"line 1: records of version 9, newer than this tuner reads \(1\); upgrade",
+            rf"line 1: records of version 9, newer than this tuner reads \({SCHEMA_VERSION}\); upgrade",
         ),
         (lambda lines: lines.pop(1), r"line 2: workload '[0-9a-f]+' is not in .*commit_workload"),
         (
@@ -331,9 +331,50 @@ def test_a_newer_schema_asks_for_an_upgrade(tmp_path):
     future.commit()
     future.close()
     with pytest.raises(
-        DatabaseError, match=r"newer version of the tuner \(schema version 2; .*reads 1\)\. Upgrade"
+        DatabaseError,
+        match=rf"newer version of the tuner \(schema version {SCHEMA_VERSION + 1}; "
+        rf".*reads {SCHEMA_VERSION}\)\. Upgrade",
     ):
         Database(path)
+
+
+OLD_KEY = "0123456789abcdef"  # a version-1 key: its hash counted block names
+
+
+def test_a_version_1_file_is_rekeyed_and_its_records_found(tmp_path):
+    path = tmp_path / "old.db"
+    mod = workloads.matmul(8, 8, 8)
+    with Database(path) as db:
+        key = db.commit_workload(mod, "matmul")
+        db.add(make_record(key, 0.5))
+    old = sqlite3.connect(path)
+    old.execute("UPDATE workloads SET key = ?", (OLD_KEY,))
+    old.execute("UPDATE records SET workload_key = ?", (OLD_KEY,))
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    with Database(path) as db:
+        (record,) = db.best(workload_key(mod), TARGET, "H200")
+        assert record.workload_key == key and [w.key for w in db.workloads()] == [key]
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    check.close()
+
+
+def test_version_1_json_lines_are_rekeyed_on_import(db, key, tmp_path):
+    db.add(make_record(key, 0.5))
+    exported = tmp_path / "old.jsonl"
+    db.export_jsonl(exported)
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    for line in lines:
+        line.update({"version": 1} if line["type"] == "header" else {})
+        line.update({"key": OLD_KEY} if line["type"] == "workload" else {})
+        line.update({"workload_key": OLD_KEY} if line["type"] == "record" else {})
+    exported.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    with Database(tmp_path / "fresh.db") as fresh:
+        assert fresh.import_jsonl(exported) == 1
+        (record,) = fresh.best(key, TARGET, "H200")
+        assert record.workload_key == key
 
 
 def test_a_directory_or_a_missing_directory_is_refused(tmp_path):
