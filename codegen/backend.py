@@ -45,6 +45,8 @@ class Backend:
     ``export(module, folder, name)`` writes what an application needs (``Module.export``).
     A runtime module may define ``unavailable_reason(target)``: why it cannot run
     here, found without importing CuPy or PyObjC (``unavailable_reason`` below).
+    ``warp_reductions``: the target reduces a whole warp in one operation (Metal's
+    ``simd_sum``), used by cross-thread reductions.
     """
 
     kind: str
@@ -58,6 +60,7 @@ class Backend:
     group_word: str = "block"
     shared_word: str = "shared"
     exporter: str = ""
+    warp_reductions: bool = False
 
     @property
     def devices(self) -> tuple[str, ...]:

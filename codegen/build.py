@@ -1,6 +1,7 @@
 """``build(mod, target)``: lower, print, describe and load a module for a target.
 
-For each PrimFunc: check what the target can do (static shapes, dtypes), count
+For each PrimFunc: check what the target can do (static shapes, dtypes) and that
+every annotation is one the lowering acts on (codegen/annotations.py), count
 its FLOPs, run the target's pipeline (codegen/pipeline.py), split GPU kernels
 and check their limits (codegen/kernels.py), and print it with the target's
 printer. The module's one source text goes to the target's runtime:
@@ -23,6 +24,7 @@ from tir.analysis.well_formed import verify_well_formed
 from tir.buffer import Buffer
 from tir.function import IRModule, PrimFunc
 
+from .annotations import check_annotations
 from .c_family import stored_buffers
 from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
@@ -85,6 +87,7 @@ def _build_function(
     name, func, target, printer_class, needs, dump, check_bounds
 ) -> tuple[list[str], CompiledFunction]:
     params = _param_specs(name, func)
+    check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
     flops = flop_count(func)
     try:

@@ -539,6 +539,8 @@ class CFamilyPrinter:
         return Code(self.vector_literal(node.dtype, parts))
 
     def expr_Call(self, node: Call) -> Code:
+        if node.op.startswith("tir.warp_"):
+            return self.warp_intrinsic(node)
         if node.op in (CHECK_INDEX, CHECK_DIVISOR):
             *args, state = node.args  # state: a load of tir_check_state, passed as the pointer
             self.needs.add("check")
@@ -558,6 +560,12 @@ class CFamilyPrinter:
         return self.call(self.math_name(node.op, node.dtype), list(node.args))
 
     has_rsqrt = False
+
+    def warp_intrinsic(self, node: Call) -> Code:
+        """A warp shuffle or reduction (tir/transform/lower_thread_allreduce.py); GPU dialects override."""
+        raise BuildError(
+            f"{node.op} (a cross-thread reduction) has no spelling on target {self.target.kind!r}"
+        )
 
     def math_name(self, op: str, dtype: str) -> str:
         """C spelling: ``expf`` for float32, ``exp`` for float64; Metal overrides (``exp`` for all)."""

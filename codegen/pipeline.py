@@ -7,6 +7,7 @@ sees the IR after every pass (``build(..., dump=print_pass)`` shows them all).
 GPU (CUDA, Metal)::
 
     verify_access_bounds       a provably out-of-bounds access is a BuildError
+    lower_cross_thread_reduction  reductions bound to threadIdx: in-thread, all-reduce, write-back
     bind_default_threads       unbound loop nests get blockIdx.x/threadIdx.x (or one thread)
     plan_buffer_allocation     shared buffers above the threadIdx loops, local ones inside
     compact_buffer_allocation  each cache shrinks to the region one thread block touches
@@ -14,14 +15,15 @@ GPU (CUDA, Metal)::
     unify_thread_binding       one variable per thread tag per kernel, extents checked
     lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
                                (checked builds: insert_runtime_checks before flatten_buffer)
+    lower_thread_allreduce     all-reduces become warp shuffles (Metal: simd_sum, ...) + shared memory
     vectorize_loop             float4 loads/stores where contiguous, scalar code otherwise
     unroll_loop                explicit unrolling of unroll loops and auto-unroll regions;
                                #pragma unroll on small serial nests (registers for local arrays)
     simplify                   fold what unrolling exposed
 
 C: the same without the GPU-only passes: thread-bound loops stay separate loops that
-run serially (so barriers are never needed), blockIdx and parallel loops become
-OpenMP loops in the printer.
+run serially (so barriers are never needed, and a reduction bound to threadIdx is a
+plain loop), blockIdx and parallel loops become OpenMP loops in the printer.
 
 ``stop_before=`` ends the pipeline before a pass: ``FEATURE_STAGE`` is where the
 tuner's features read the IR (tuner/features.py), flat and block-free with caches
@@ -46,6 +48,8 @@ from tir.transform.bind_default_threads import bind_default_threads
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.inject_thread_sync import inject_thread_sync
 from tir.transform.insert_runtime_checks import insert_runtime_checks
+from tir.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
+from tir.transform.lower_thread_allreduce import lower_thread_allreduce
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 from tir.transform.unify_thread_binding import unify_thread_binding
 from tir.transform.unroll_loop import unroll_loop
@@ -69,14 +73,17 @@ _PLANNED_KEPT = 64
 
 def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
     """The CUDA and Metal pipeline, in order."""
+    warp, warp_reductions = target.warp_size, target.backend.warp_reductions
     return [
         ("verify_access_bounds", verify_access_bounds),
+        ("lower_cross_thread_reduction", lower_cross_thread_reduction),
         ("bind_default_threads", lambda f: bind_default_threads(f, min(256, target.max_threads_per_group))),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
         ("inject_thread_sync", inject_thread_sync),
         ("unify_thread_binding", unify_thread_binding),
         *_lowering_passes(check_bounds),
+        ("lower_thread_allreduce", lambda f: lower_thread_allreduce(f, warp, warp_reductions)),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", lambda f: unroll_loop(f, pragma_max_steps=GPU_PRAGMA_UNROLL_STEPS)),
         ("simplify", simplify),

@@ -70,12 +70,18 @@ class NonUnitStrideVectorizeError(ScheduleError):
 # ---------------------------------------------------------------- checks
 
 
-def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: str) -> None:
-    """No block under ``loop`` binds a non-spatial iterator to an expression of the loop's variable."""
+def _check_no_reduction(
+    loop: For, primitive_name: str, error_cls: type, fix: str, allow_reduction: bool = False
+) -> None:
+    """No block under ``loop`` binds a non-spatial iterator to an expression of the loop's variable.
+
+    ``allow_reduction``: reduction iterators are allowed (a cross-thread reduction), opaque ones not.
+    """
     var = loop.loop_var
+    allowed = (IterKind.SPATIAL, IterKind.REDUCE) if allow_reduction else (IterKind.SPATIAL,)
     for realize in realizes_under(loop.body):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-            if iv.kind is IterKind.SPATIAL or not uses_var(value, lambda v: v is var):
+            if iv.kind in allowed or not uses_var(value, lambda v: v is var):
                 continue
             role = "reduction" if iv.kind is IterKind.REDUCE else "opaque"
             raise error_cls(
@@ -88,13 +94,19 @@ def _check_no_reduction(loop: For, primitive_name: str, error_cls: type, fix: st
 
 
 def _check_parallelizable(
-    state: ScheduleState, loop: For, primitive_name: str, error_cls: type, fix: str
+    state: ScheduleState,
+    loop: For,
+    primitive_name: str,
+    error_cls: type,
+    fix: str,
+    allow_reduction: bool = False,
 ) -> None:
     """TVM's checks before a loop's iterations may run at once: compact data flow below the loop,
-    affine bindings in every block under it, and no non-spatial iterator bound to it."""
+    affine bindings in every block under it, and no non-spatial iterator bound to it (reduction
+    iterators allowed with ``allow_reduction``: bind to threadIdx)."""
     check_compact_data_flow(state, loop, primitive_name)
     check_blocks_affine(state, loop, primitive_name)
-    _check_no_reduction(loop, primitive_name, error_cls, fix)
+    _check_no_reduction(loop, primitive_name, error_cls, fix, allow_reduction)
 
 
 # ---------------------------------------------------------------- vectorize: unit-stride stores
@@ -224,12 +236,17 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     if loop.kind is not ForKind.THREAD_BINDING:  # a bound loop may be bound again, as in TVM
         check_serial(loop, "bind", "Bind a serial loop (split it first to bind a part)")
     check_constant_extent(loop, "bind")
+    # A reduction loop may be bound to threadIdx.x/y/z (a cross-thread reduction, lowered by
+    # tir/transform/lower_cross_thread_reduction.py), never to blockIdx or vthread: as TVM.
+    cross_thread = tag.startswith("threadIdx.")
     _check_parallelizable(
         state,
         loop,
         "bind",
         BindReductionError,
-        "Bind the spatial loops only, or rfactor the reduction first",
+        "Only threadIdx.x/y/z can carry a reduction (a cross-thread reduction); bind the spatial "
+        "loops to blockIdx/vthread, or rfactor the reduction and bind the factored loop",
+        allow_reduction=cross_thread,
     )
     _check_thread_nesting(state, loop, tag)
     state.replace({loop: replace(loop, kind=ForKind.THREAD_BINDING, thread_tag=tag)})
@@ -284,8 +301,11 @@ class ForKindMethods:
 
         Requirements: the loop is serial or already bound (binding it again replaces
         the axis, as in TVM) and has a constant extent; the blocks under it have affine
-        bindings and compact data flow, and none uses it for a reduction (or opaque)
-        iterator. A loop around or inside it may be
+        bindings and compact data flow, and none uses it for an opaque iterator, nor for
+        a reduction iterator unless the axis is threadIdx.x/y/z: a reduction loop bound
+        to threads is a cross-thread reduction (TVM's rule), which the GPU targets lower
+        to warp shuffles (Metal: simdgroup operations) combined through shared memory,
+        and C to a loop. A loop around or inside it may be
         bound to the same axis (a cooperative fetch inside a thread loop) when the blocks
         under the inner one do not use the outer one.
 

@@ -32,12 +32,13 @@ from tir import (
     Var,
     const,
 )
+from tir.analysis.reducer import match_reducer
 from tir.expr import And
 from tir.functor import Mutator, Visitor, collect_vars, substitute, uses_var
 from tir.stmt import seq
 from tir.structural import structural_equal
 
-from .analysis import child_blocks, loads_of
+from .analysis import child_blocks
 from .block_properties import REDUCTION_CONDITIONS, check_stage_pipeline, reduction_block_problem
 from .errors import ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
@@ -206,25 +207,6 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
 # ---------------------------------------------------------------- reducers
 
 
-def _reducer(update: BufferStore) -> tuple[type | None, PrimExpr | None]:
-    """The combiner class of ``C[i] = C[i] op x`` and the operand ``x`` (None if not a reduction)."""
-    value = update.value
-    if type(value) not in (Add, Mul, Max, Min):
-        return None, None
-    for own, other in ((value.a, value.b), (value.b, value.a)):
-        if _is_self_load(own, update) and not loads_of(other, update.buffer):
-            return type(value), other
-    return None, None
-
-
-def _is_self_load(expr: PrimExpr, update: BufferStore) -> bool:
-    return (
-        isinstance(expr, BufferLoad)
-        and expr.buffer is update.buffer
-        and all(structural_equal(a, b) for a, b in zip(expr.indices, update.indices))
-    )
-
-
 _COMBINER_NAMES = {Add: "+", Mul: "*", Max: "max", Min: "min"}
 _IDENTITIES = {Add: 0, Mul: 1}
 
@@ -261,7 +243,7 @@ def _match_reduction(block: Block) -> tuple[type, PrimExpr, BufferStore, BufferS
         raise ReducerPatternError(
             f"can't rfactor block {block.name}: its init and body must each be a single store.", block
         )
-    kind, rhs = _reducer(update)
+    kind, rhs = match_reducer(update)
     same_target = init.buffer is update.buffer and all(
         structural_equal(a, b) for a, b in zip(init.indices, update.indices)
     )

@@ -297,6 +297,44 @@ def reduction_sum(M: int, N: int, dtype: str = "float32") -> IRModule:
     return _module(_script(params, body))
 
 
+def layer_norm(M: int, N: int, dtype: str = "float32") -> IRModule:
+    """Layer norm of each row of X[M, N] with gamma[N] and beta[N] (eps 1e-5): a row sum, a row sum of
+    squares and the normalize block (variance as E[x^2] - E[x]^2)."""
+    _check_sizes("layer_norm", M=M, N=N)
+    _check_dtype(dtype)
+    params = [
+        _buffer("X", (M, N), dtype),
+        _buffer("gamma", (N,), dtype),
+        _buffer("beta", (N,), dtype),
+        _buffer("Y", (M, N), dtype),
+    ]
+    body = f"""\
+        X_sum = T.alloc_buffer(({M},), "{dtype}")
+        X_sq_sum = T.alloc_buffer(({M},), "{dtype}")
+        for i, k in T.grid({M}, {N}):
+            with T.block("X_sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    X_sum[vi] = T.{dtype}(0)
+                X_sum[vi] = X_sum[vi] + X[vi, vk]
+        for i, k in T.grid({M}, {N}):
+            with T.block("X_sq_sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    X_sq_sum[vi] = T.{dtype}(0)
+                X_sq_sum[vi] = X_sq_sum[vi] + X[vi, vk] * X[vi, vk]
+        for i, j in T.grid({M}, {N}):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Y[vi, vj] = (X[vi, vj] - X_sum[vi] * T.{dtype}({1 / N!r})) * T.rsqrt(
+                    X_sq_sum[vi] * T.{dtype}({1 / N!r})
+                    - X_sum[vi] * T.{dtype}({1 / N!r}) * (X_sum[vi] * T.{dtype}({1 / N!r}))
+                    + T.{dtype}(1e-05)
+                ) * gamma[vj] + beta[vj]
+"""
+    return _module(_script(params, body))
+
+
 def elementwise_chain(N: int, dtype: str = "float32") -> IRModule:
     """C = relu(A + B) * B in three blocks (add, relu, multiply): the auto-inline case."""
     _check_sizes("elementwise_chain", N=N)
@@ -386,6 +424,13 @@ def _softmax_ref(a: np.ndarray, **_: int) -> list[np.ndarray]:
 
 def _reduction_sum_ref(a: np.ndarray, **_: int) -> list[np.ndarray]:
     return _rounded(a.astype(np.float64).sum(axis=1), a)
+
+
+def _layer_norm_ref(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, **_: int) -> list[np.ndarray]:
+    wide = x.astype(np.float64)
+    mean = wide.mean(axis=1, keepdims=True)
+    variance = (wide * wide).mean(axis=1, keepdims=True) - mean * mean
+    return _rounded((wide - mean) / np.sqrt(variance + 1e-5) * gamma + beta, x)
 
 
 def _elementwise_chain_ref(a: np.ndarray, b: np.ndarray, **_: int) -> list[np.ndarray]:
@@ -488,6 +533,7 @@ WORKLOADS: dict[str, Workload] = {
         _workload(conv_layer, (5, 80, 100, 128, 128), _conv_layer_ref),
         _workload(softmax, (1024, 1024), _softmax_ref),
         _workload(reduction_sum, (1024, 1024), _reduction_sum_ref),
+        _workload(layer_norm, (1024, 1024), _layer_norm_ref),
         _workload(elementwise_chain, (1 << 20,), _elementwise_chain_ref),
         _workload(window_sum, (1024,), _window_sum_ref),
     )

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
+from tir.expr import Call
+from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
 from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
 
@@ -39,6 +41,14 @@ class CUDAPrinter(CFamilyPrinter):
         align = "__align__(16) " if buffer in self.vector_buffers else ""
         shared = "__shared__ " if buffer.scope == "shared" else ""
         return f"{shared}{align}{self.type_of(buffer.dtype)} {self.name_of(buffer)}[{size}];"
+
+    def warp_intrinsic(self, node: Call) -> Code:
+        """``__shfl_down_sync(mask, v, offset, 32)`` and ``__shfl_sync(mask, v, lane, 32)``."""
+        name = {SHUFFLE_DOWN: "__shfl_down_sync", SHUFFLE: "__shfl_sync"}.get(node.op)
+        if name is None:
+            return super().warp_intrinsic(node)
+        mask, value, lane = (self.expr(a).text for a in node.args)
+        return Code(f"{name}({mask}, {value}, {lane}, {self.target.warp_size})")
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"

@@ -30,6 +30,7 @@ BACKEND = Backend(
     runtimes={"gpu": "codegen.metal.runtime", "sim": "codegen.metal.sim"},
     group_word="threadgroup",
     shared_word="threadgroup",
+    warp_reductions=True,
 )
 
 __all__ = ["BACKEND"]

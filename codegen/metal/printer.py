@@ -13,6 +13,8 @@ simulator (``codegen/metal/sim``) compiles exactly this text.
 from __future__ import annotations
 
 from tir.buffer import Buffer
+from tir.expr import Call
+from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN, WARP_REDUCE
 
 from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
 
@@ -70,6 +72,17 @@ class MetalPrinter(CFamilyPrinter):
 
     def math_name(self, op: str, dtype: str) -> str:
         return op
+
+    def warp_intrinsic(self, node: Call) -> Code:
+        """``simd_shuffle_down(v, delta)``, ``simd_shuffle(v, lane)``, ``simd_sum(v)`` (max, min, product)."""
+        if node.op == WARP_REDUCE:
+            value, kind = node.args
+            return Code(f"simd_{kind.value}({self.expr(value).text})")
+        name = {SHUFFLE_DOWN: "simd_shuffle_down", SHUFFLE: "simd_shuffle"}.get(node.op)
+        if name is None:
+            return super().warp_intrinsic(node)
+        _, value, lane = (self.expr(a).text for a in node.args)
+        return Code(f"{name}({value}, (ushort)({lane}))")
 
     def min_max(self, which: str, node) -> Code:
         return self.call(which, [node.a, node.b])

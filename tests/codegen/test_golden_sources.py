@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codegen.build import generate_source
+from tests.codegen.cross_thread_schedules import cross_thread_softmax
 from tests.codegen.seed_kernels import SEED_KERNELS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -47,3 +48,14 @@ def test_matmul_shared_uses_float4_loads_on_gpus():
         source, _ = generate_source(SEED_KERNELS["matmul_shared"](1024), target)
         assert load in source, target
         assert source.count("__syncthreads();" if target == "cuda" else "threadgroup_barrier") == 2
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_cross_thread_softmax(target, request):
+    """Row max and row sum each reduced across the block's 128 threads (shuffles; simd_max, simd_sum)."""
+    source, _ = generate_source(cross_thread_softmax(128, rows=256, cols=1024).mod, target)
+    path = GOLDEN / f"softmax_cross_thread.{SUFFIX[target]}"
+    if request.config.getoption("--update-golden"):
+        path.write_text(source)
+    assert path.exists(), f"{path} is missing; run pytest {__file__} --update-golden and review it"
+    assert source == path.read_text(), f"{path.name} changed; review and rerun with --update-golden"

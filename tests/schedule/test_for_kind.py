@@ -168,6 +168,20 @@ def dynamic_length(a: T.handle, b: T.handle, n: T.int32):
             B[vi] = A[vi]
 
 
+@T.prim_func
+def matmul_cross_thread(
+    A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")
+):
+    for i in T.thread_binding(32, thread="blockIdx.x"):
+        for j in range(32):
+            for k in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
 def _loops(sch: Schedule, block: str):
     return sch.get_loops(sch.get_block(block))
 
@@ -263,11 +277,23 @@ def test_bind_refuses_a_thread_axis_that_is_not_a_string():
     assert_fails_unchanged(sch, UnknownThreadTagError, "unknown thread axis 0", sch.bind, i, 0)
 
 
-def test_bind_refuses_a_reduction_loop():
+def test_bind_a_reduction_loop_to_threadidx_is_a_cross_thread_reduction():
+    sch = Schedule(matmul)
+    i, _, k = _loops(sch, "C")
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k, "threadIdx.x")
+    tir.assert_structural_equal(sch.mod["main"], matmul_cross_thread)
+    verify_trace_roundtrip(sch, matmul)
+    assert_same_numbers(matmul, sch.mod["main"], rtol=1e-4)
+
+
+@pytest.mark.parametrize("axis", ["blockIdx.x", "vthread.x", "vthread"])
+def test_bind_refuses_a_reduction_loop_on_blocks_and_vthreads(axis):
     sch = Schedule(matmul)
     _, _, k = _loops(sch, "C")
-    err = assert_fails_unchanged(sch, BindReductionError, "reduction iterator vk", sch.bind, k, "threadIdx.x")
+    err = assert_fails_unchanged(sch, BindReductionError, "reduction iterator vk", sch.bind, k, axis)
     assert isinstance(err, WrongBlockIterTypeError)
+    assert "Only threadIdx.x/y/z can carry a reduction" in str(err)
 
 
 def test_bind_of_a_bound_loop_replaces_its_axis():

@@ -33,6 +33,7 @@ SMALL = [
     ("conv_layer", "2,3,4,5,6"),
     ("softmax", "3,9"),
     ("reduction_sum", "4,11"),
+    ("layer_norm", "3,9"),
     ("elementwise_chain", "17"),
     ("window_sum", "13"),
 ]
@@ -53,6 +54,7 @@ def test_registry_lists_every_workload_with_its_sizes():
         "conv_layer",
         "softmax",
         "reduction_sum",
+        "layer_norm",
         "elementwise_chain",
         "window_sum",
     }
@@ -143,6 +145,8 @@ FLOPS_BY_HAND = [
     # max; sub, exp, add; sub, exp, div
     ("softmax", (6, 10), 6 * 10 * (1 + 3 + 3)),
     ("reduction_sum", (6, 10), 6 * 10),
+    # sum: add; squares: mul, add; normalize: 2 for x - mean, 7 for rsqrt(E[x^2] - mean^2 + eps), 3 affine
+    ("layer_norm", (6, 10), 6 * 10 * (1 + 2 + 12)),
     ("elementwise_chain", (100,), 3 * 100),
     ("window_sum", (100,), 2 * 100),
 ]

@@ -5,16 +5,22 @@ lower_init_block and convert_blocks_to_opaque first). Each ``BlockRealize`` is
 replaced by its body: the predicate (``T.where``) becomes an ``IfThenElse``
 around it and each buffer the block allocates becomes an ``Allocate`` around
 that, at the block's position (the root block's buffers therefore at the top of
-the function body). Block annotations go away with the blocks; loop
-annotations stay.
+the function body). Loop annotations stay; of block annotations,
+``pragma_auto_unroll_max_step`` moves onto the outermost loops inside the block
+(where TVM puts an attribute around the block's body, so it limits the same
+loops), and the others go away with the blocks (codegen/annotations.py refuses
+them at build).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..expr import IntImm
 from ..function import PrimFunc
 from ..functor import Mutator
-from ..stmt import Allocate, Block, BlockRealize, IfThenElse, Stmt
+from ..stmt import Allocate, Block, BlockRealize, For, IfThenElse, Stmt
+from .unroll_loop import AUTO_UNROLL_KEY
 
 
 class _BlockRemover(Mutator):
@@ -22,6 +28,8 @@ class _BlockRemover(Mutator):
         block = realize.block
         _check_opaque(block)
         body = self.visit(block.body)
+        if AUTO_UNROLL_KEY in block.annotations:
+            body = _OuterLoopAnnotator(block.annotations[AUTO_UNROLL_KEY]).visit(body)
         predicate = realize.predicate
         if not (isinstance(predicate, IntImm) and predicate.value):
             body = IfThenElse(predicate, body)
@@ -31,6 +39,18 @@ class _BlockRemover(Mutator):
 
     def visit_Block(self, block: Block) -> Stmt:
         return self.visit_BlockRealize(BlockRealize((), IntImm(1, "bool"), block))
+
+
+class _OuterLoopAnnotator(Mutator):
+    """Puts the block's auto-unroll limit on the first loops below it (an inner loop's own wins)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def visit_For(self, loop: For) -> Stmt:
+        if AUTO_UNROLL_KEY in loop.annotations:
+            return loop
+        return replace(loop, annotations={**loop.annotations, AUTO_UNROLL_KEY: self.value})
 
 
 def _check_opaque(block: Block) -> None:

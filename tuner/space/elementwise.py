@@ -12,10 +12,18 @@ are put outside the reduction loops and bound or parallelized as above, each thr
 reducing its own outputs serially, with a sampled auto-unroll depth on the outer
 loop. A reduction with no spatial loop at all (a full sum) runs on one thread of one
 group on a GPU: unit loops split off the reduction loop carry the bindings, so no
-loop of the kernel is left unbound.
+loop of the kernel is left unbound. On a GPU, a reduction over at least
+``CROSS_THREAD_MIN_EXTENT`` elements per output is a cross-thread reduction instead
+(MetaSchedule's CrossThreadReduction): one thread group per output (the fused spatial
+loops on blockIdx.x) whose threads, a sampled 32 to 512, share the fused reduction
+loop (its inner part on threadIdx.x) and combine with warp shuffles. Which form a
+block gets depends on its extents only, never on a decision, so traces replay with
+any decisions.
 """
 
 from __future__ import annotations
+
+import math
 
 from codegen.target import Target
 from schedule import LoopRV, Schedule
@@ -25,6 +33,9 @@ from tir.dtype import bytes_of
 from .structure import annotate_unroll, fuse_loops, loop_extent, try_vectorize
 
 THREAD_CANDIDATES = [64, 128, 256, 512]
+# Reductions at least this long per output are shared by a group's threads (cross-thread).
+CROSS_THREAD_MIN_EXTENT = 64
+CROSS_THREAD_CANDIDATES = [32, 64, 128, 256, 512]
 
 
 def thread_candidates(target: Target, extent: int | None) -> list[int]:
@@ -79,8 +90,13 @@ def _spatial_first(sch: Schedule, name: str) -> tuple[list[LoopRV], list[LoopRV]
 
 
 def reduction_gpu(sch: Schedule, name: str, target: Target) -> None:
-    """One thread per output (spatial loops bound), each reducing serially; one thread if no output loop."""
+    """One thread per output (spatial loops bound), each reducing serially; one thread if no output loop;
+    a group of threads per output when the reduction is long (cross-thread)."""
     spatial, reduce = _spatial_first(sch, name)
+    extents = [loop_extent(sch, loop) for loop in reduce]
+    if spatial and None not in extents and math.prod(extents) >= CROSS_THREAD_MIN_EXTENT:
+        _cross_thread_reduction(sch, spatial, reduce, math.prod(extents), target)
+        return
     if spatial:
         outer = bind_blocks_and_threads(sch, fuse_loops(sch, spatial), target)
     else:
@@ -88,6 +104,19 @@ def reduction_gpu(sch: Schedule, name: str, target: Target) -> None:
         sch.bind(outer, "blockIdx.x")
         thread, _ = sch.split(rest, [1, None], preserve_unit_iters=False)
         sch.bind(thread, "threadIdx.x")
+    annotate_unroll(sch, outer)
+
+
+def _cross_thread_reduction(
+    sch: Schedule, spatial: list[LoopRV], reduce: list[LoopRV], extent: int, target: Target
+) -> None:
+    outer = fuse_loops(sch, spatial)
+    sch.bind(outer, "blockIdx.x")
+    limit = min(target.max_threads_per_group, extent)
+    candidates = [t for t in CROSS_THREAD_CANDIDATES if t <= limit] or [CROSS_THREAD_CANDIDATES[0]]
+    threads = sch.sample_categorical(candidates, [1 / len(candidates)] * len(candidates))
+    _, thread_x = sch.split(fuse_loops(sch, reduce), [None, threads])
+    sch.bind(thread_x, "threadIdx.x")
     annotate_unroll(sch, outer)
 
 

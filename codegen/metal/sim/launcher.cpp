@@ -7,6 +7,15 @@
 // kernel's wrapper with its blockIdx and threadIdx, then waits at an end-of-group barrier so the
 // next threadgroup cannot overwrite threadgroup memory (function-level statics) early.
 //
+// Simdgroup functions (simd_shuffle, simd_sum, ...) reach `SimdGroup::exchange` of the calling
+// lane's simdgroup (32 consecutive lanes by linear thread index, as in Metal): every active lane
+// deposits its value and waits for the others, then reads all of them. Slots alternate between two
+// sets by phase, so a lane may start the next exchange while a slower one still reads this one.
+// A simdgroup function that only part of a simdgroup reaches is undefined in Metal; here it fails
+// the launch, either at once (a lane reaches threadgroup_barrier or the end of the kernel while
+// others of its simdgroup wait in an exchange, or lanes meet at different simdgroup calls) or by the
+// watchdog's timeout.
+//
 // threadgroup_barrier in the kernel reaches the same barrier through a thread-local pointer. The
 // barrier is our own because std::barrier can do neither of two things we need: give up after a
 // timeout, releasing every waiter and failing the launch with a deadlock message; and tell, in each
@@ -20,6 +29,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +51,25 @@ struct Group {
   unsigned x, y, z;
 };
 
+constexpr unsigned kSimdWidth = 32;
+constexpr unsigned kMaxSimdBytes = 16;
+
+// The exchange area of one simdgroup. `site` encodes the operation and MSL line (metal_stdlib).
+struct SimdGroup {
+  unsigned active = 0;
+  std::atomic<unsigned> generation{0};
+  std::atomic<unsigned> arrived{0};
+  std::atomic<unsigned> pending_site{0};  // the call the waiting lanes are at (for messages)
+  unsigned site[2][kSimdWidth] = {};
+  unsigned char slot[2][kSimdWidth][kMaxSimdBytes] = {};
+};
+
+std::string describe_site(unsigned site) {
+  static const char* const names[] = {"?", "simd_shuffle", "simd_shuffle_down", "simd_sum", "simd_product",
+                                      "simd_max", "simd_min", "?"};
+  return std::string(names[site % 8]) + " (MSL line " + std::to_string(site / 8) + ")";
+}
+
 // The state of one launch, shared by its threads; held by shared_ptr so that threads abandoned
 // after a failure (stuck in a loop that no barrier can end) never touch freed memory.
 //
@@ -50,10 +79,64 @@ struct Group {
 // The timeout lives in the launching thread's watchdog (`supervise`), which is idle anyway.
 class Launch {
  public:
-  Launch(int threads, double timeout_s) : threads_(threads), timeout_s_(timeout_s) {}
+  Launch(int threads, double timeout_s)
+      : threads_(threads), timeout_s_(timeout_s), simd_(new SimdGroup[(threads + kSimdWidth - 1) / kSimdWidth]) {
+    for (int first = 0, index = 0; first < threads; first += kSimdWidth, ++index)
+      simd_[index].active = std::min<unsigned>(kSimdWidth, threads - first);
+  }
 
-  void arrive(Arrival arrival, Group group) {
+  // One simdgroup function call of lane `lane_index` (linear index in the threadgroup).
+  void exchange(int lane_index, Group group, const void* value, unsigned bytes, unsigned site, void* gathered,
+                unsigned* lane_out, unsigned* active_out) {
+    SimdGroup& simd = simd_[lane_index / kSimdWidth];
+    const unsigned lane = lane_index % kSimdWidth;
+    *lane_out = lane;
+    *active_out = simd.active;
+    if (failed()) {
+      for (unsigned i = 0; i < kSimdWidth; ++i) std::memcpy(static_cast<char*>(gathered) + i * bytes, value, bytes);
+      return;
+    }
+    const unsigned generation = simd.generation.load(std::memory_order_acquire);
+    const unsigned parity = generation & 1;
+    std::memcpy(simd.slot[parity][lane], value, bytes);
+    simd.site[parity][lane] = site;
+    simd.pending_site.store(site, std::memory_order_release);
+    if (simd.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == simd.active) {
+      for (unsigned i = 1; i < simd.active; ++i) {
+        if (simd.site[parity][i] != simd.site[parity][0]) {
+          fail("lanes of simdgroup " + std::to_string(lane_index / kSimdWidth) + " of threadgroup " + format(group) +
+               " met at different simdgroup functions: lane 0 at " + describe_site(simd.site[parity][0]) +
+               ", lane " + std::to_string(i) + " at " + describe_site(simd.site[parity][i]) +
+               " (simdgroup functions in divergent control flow are undefined in Metal)");
+          break;
+        }
+      }
+      simd.arrived.store(0, std::memory_order_relaxed);
+      simd.generation.fetch_add(1, std::memory_order_acq_rel);
+      simd.generation.notify_all();
+    } else {
+      while (simd.generation.load(std::memory_order_acquire) == generation && !failed())
+        simd.generation.wait(generation);
+    }
+    for (unsigned i = 0; i < kSimdWidth; ++i)
+      std::memcpy(static_cast<char*>(gathered) + i * bytes, simd.slot[parity][i], bytes);
+  }
+
+  void arrive(Arrival arrival, Group group, int lane_index) {
     if (failed_.load(std::memory_order_acquire)) return;
+    SimdGroup& simd = simd_[lane_index / kSimdWidth];
+    const unsigned waiting = simd.arrived.load(std::memory_order_acquire);
+    if (waiting != 0) {
+      const unsigned site = simd.pending_site.load(std::memory_order_acquire);
+      fail("divergent simdgroup function: lane " + std::to_string(lane_index % kSimdWidth) + " of simdgroup " +
+           std::to_string(lane_index / kSimdWidth) + " of threadgroup " + format(group) + " reached " +
+           (arrival == Arrival::from_barrier ? "threadgroup_barrier" : "the end of the kernel") + " while " +
+           std::to_string(waiting) + " of its " + std::to_string(simd.active) + " lanes wait at " +
+           describe_site(site) +
+           "; every active lane of a simdgroup must call the same simdgroup functions (Metal leaves a "
+           "shuffle or reduction reached by part of a simdgroup undefined)");
+      return;
+    }
     const unsigned generation = generation_.load(std::memory_order_acquire);
     if (arrival == Arrival::from_barrier) arrived_from_barrier_.fetch_add(1, std::memory_order_relaxed);
     phase_group_.store(pack(group), std::memory_order_relaxed);
@@ -137,6 +220,12 @@ class Launch {
   void next_phase() {
     generation_.fetch_add(1, std::memory_order_acq_rel);
     generation_.notify_all();
+    if (failed()) {
+      for (int i = 0; i * static_cast<int>(kSimdWidth) < threads_; ++i) {
+        simd_[i].generation.fetch_add(1, std::memory_order_acq_rel);
+        simd_[i].generation.notify_all();
+      }
+    }
   }
 
   void fail_divergent(Group group, int from_barrier) {
@@ -180,6 +269,7 @@ class Launch {
 
   const int threads_;
   const double timeout_s_;
+  std::unique_ptr<SimdGroup[]> simd_;
   std::atomic<unsigned> generation_{0};
   std::atomic<int> arrived_{0};
   std::atomic<int> arrived_from_barrier_{0};
@@ -196,6 +286,7 @@ class Launch {
 struct Lane {
   Launch* launch;
   Group group;
+  int index;  // linear index in the threadgroup
 };
 
 thread_local Lane* current_lane = nullptr;
@@ -211,14 +302,14 @@ void run_lane(std::shared_ptr<Launch> launch, Dispatch dispatch, int lane_index)
   const unsigned tx = lane_index % dispatch.block.x;
   const unsigned ty = lane_index / dispatch.block.x % dispatch.block.y;
   const unsigned tz = lane_index / (dispatch.block.x * dispatch.block.y);
-  Lane lane{launch.get(), {0, 0, 0}};
+  Lane lane{launch.get(), {0, 0, 0}, lane_index};
   current_lane = &lane;
   for (unsigned bz = 0; bz < dispatch.grid.z; ++bz) {
     for (unsigned by = 0; by < dispatch.grid.y; ++by) {
       for (unsigned bx = 0; bx < dispatch.grid.x; ++bx) {
         lane.group = {bx, by, bz};
         dispatch.kernel(dispatch.args, bx, by, bz, tx, ty, tz);
-        launch->arrive(Arrival::from_end_of_kernel, lane.group);
+        launch->arrive(Arrival::from_end_of_kernel, lane.group, lane.index);
         if (launch->failed()) goto done;
       }
     }
@@ -236,7 +327,15 @@ int copy_error(const std::string& message, char* error, int error_len) {
 }  // namespace
 
 extern "C" TIR_SIM_INTERNAL void tir_sim_threadgroup_barrier(void) {
-  if (current_lane != nullptr) current_lane->launch->arrive(Arrival::from_barrier, current_lane->group);
+  if (current_lane != nullptr)
+    current_lane->launch->arrive(Arrival::from_barrier, current_lane->group, current_lane->index);
+}
+
+extern "C" TIR_SIM_INTERNAL void tir_sim_simd_exchange(const void* value, unsigned bytes, unsigned site,
+                                                       void* gathered, unsigned* lane, unsigned* active) {
+  if (current_lane != nullptr)
+    current_lane->launch->exchange(current_lane->index, current_lane->group, value, bytes, site, gathered, lane,
+                                   active);
 }
 
 extern "C" TIR_SIM_INTERNAL void tir_sim_misaligned_vector(const void* address, unsigned long bytes) {

@@ -1,0 +1,71 @@
+"""The loop and block annotations the lowering acts on; any other one is a BuildError, never dropped.
+
+``sch.annotate`` accepts any key (as TVM's does), so a typo or an annotation whose
+lowering does not exist yet (``software_pipeline_stage``) would otherwise build as
+if it were not there. ``check_annotations`` runs at the start of every build and
+names the loop or block, the key, what the lowering understands, and the closest
+known key. The table below is the one place that lists them; a pass that starts
+reading a new key adds it here.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from tir.function import PrimFunc
+from tir.functor import post_order_visit
+from tir.stmt import Block, For
+from tir.transform.unroll_loop import AUTO_UNROLL_KEY, PRAGMA_UNROLL_KEY
+
+from .errors import BuildError
+
+LOOP_ANNOTATIONS = {
+    AUTO_UNROLL_KEY: "unroll_loop unrolls the loop nest's bodies up to this many statements",
+    PRAGMA_UNROLL_KEY: "the printers put `#pragma unroll` on the loop",
+}
+BLOCK_ANNOTATIONS = {
+    AUTO_UNROLL_KEY: "lower_opaque_block puts it on the outermost loops inside the block, as TVM",
+}
+
+# Keys from TVM that we know and do not lower yet, with what to do instead.
+NOT_YET = {
+    "software_pipeline_stage": "software pipelining is not implemented yet",
+    "software_pipeline_order": "software pipelining is not implemented yet",
+    "software_pipeline_async_stages": "software pipelining is not implemented yet",
+    "buffer_dim_align": "storage_align is recorded, but the lowering does not pad buffers yet",
+    "pragma_unroll_explicit": "unrolling inside pragma_auto_unroll_max_step is always explicit here",
+}
+
+
+def check_annotations(func: PrimFunc, where: str) -> None:
+    """Raise BuildError for the first annotation of a loop or block of ``func`` the lowering ignores."""
+    found: list[tuple[str, str, str]] = []
+
+    def visit(node) -> None:
+        if isinstance(node, For):
+            found.extend(
+                ("loop", node.loop_var.name, key) for key in node.annotations if key not in LOOP_ANNOTATIONS
+            )
+        elif isinstance(node, Block):
+            found.extend(
+                ("block", node.name, key) for key in node.annotations if key not in BLOCK_ANNOTATIONS
+            )
+
+    post_order_visit(func.body, visit)
+    if found:
+        kind, name, key = found[0]
+        raise BuildError(_message(where, kind, name, key))
+
+
+def _message(where: str, kind: str, name: str, key: str) -> str:
+    known = LOOP_ANNOTATIONS if kind == "loop" else BLOCK_ANNOTATIONS
+    understood = "; ".join(f"{k} ({why})" for k, why in known.items()) or "none"
+    reason = NOT_YET.get(key, "the lowering does not know it")
+    close = difflib.get_close_matches(key, [*LOOP_ANNOTATIONS, *BLOCK_ANNOTATIONS], n=1)
+    hint = f" Did you mean {close[0]!r}?" if close and key not in NOT_YET else ""
+    handle = "sch.get_loops(...)" if kind == "loop" else f"sch.get_block({name!r})"
+    return (
+        f"{where}: {kind} {name} has annotation {key!r}, which the build would ignore ({reason}).{hint} "
+        f"On a {kind} the lowering understands: {understood}. Remove it with "
+        f"sch.unannotate({handle}, {key!r}) or fix the key."
+    )
