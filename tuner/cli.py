@@ -2,6 +2,8 @@
 
     tir tune matmul --shape 512,512,512 --trials 64          # a built-in workload, target c
     tir tune my_kernels.py --func main --target cuda --trials 200 --db runs.db
+    tir tune model.toml --trials 300          # many workloads, one budget (tuner/tasks.py)
+    tir tune matmul --ray 10.0.0.5:6379       # build and measure on a Ray cluster
     tir db list | best | export FILE | import FILE | plot [--out FILE.png]
     tir show my_kernels.py
 
@@ -96,7 +98,9 @@ def _parser() -> argparse.ArgumentParser:
 
     tune = commands.add_parser("tune", help="search schedules for a workload and record every measurement")
     known = ", ".join(workloads.WORKLOADS)
-    tune.add_argument("workload", help=f"a built-in workload ({known}) or a .py script")
+    tune.add_argument(
+        "workload", help=f"a built-in workload ({known}), a .py script, or a .toml/.json file of tasks"
+    )
     tune.add_argument("--shape", help="sizes of a built-in workload, e.g. 512,512,512")
     tune.add_argument(
         "--dtype",
@@ -104,13 +108,14 @@ def _parser() -> argparse.ArgumentParser:
         help="element type of a built-in workload (default float32; e.g. float16)",
     )
     tune.add_argument("--func", default=None, help="function of a script or module to tune (default: main)")
-    tune.add_argument("--target", default="c", help="c (default), cuda or metal")
+    tune.add_argument("--target", default=None, help="c (default, or the task file's), cuda or metal")
     tune.add_argument(
         "--trials",
         type=int,
-        default=64,
+        default=None,
         help="total candidates measured for this workload, target and device in the database, "
-        "counting earlier runs (default 64): a rerun resumes with the rest",
+        "counting earlier runs (default 64; for a task file, its total over all tasks): a rerun "
+        "resumes with the rest",
     )
     tune.add_argument("--db", default="tuning.db", help="records database (default tuning.db)")
     tune.add_argument(
@@ -120,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
         "--batch", type=int, default=None, help="candidates built and measured per round (default 8)"
     )
     tune.add_argument("--random", action="store_true", help="random search of the same space (no cost model)")
+    tune.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="build and measure on a Ray cluster (ADDRESS of its head; none: a Ray instance on this machine)",
+    )
     tune.set_defaults(run=_tune)
 
     db = commands.add_parser("db", help="inspect, share and plot the records database")
@@ -149,39 +162,101 @@ def _parser() -> argparse.ArgumentParser:
 def _tune(args) -> int:
     from .search import tune
 
-    target = Target.parse(args.target)
-    problem = target.backend.unavailable_reason(target)
-    if problem is not None:
-        raise CommandError(problem)
-    mod, name, reference = _workload(args)
-    if args.trials < 1:
-        raise CommandError(f"--trials must be at least 1; got {args.trials}")
-    result = tune(
-        mod,
-        target,
-        args.trials,
-        args.db,
-        seed=args.seed,
-        batch_size=args.batch,
-        workload_name=name,
-        reference=reference,
-        guided=not args.random,
-    )
-    table = Table(title=f"tuning results ({result.device})")
-    for column in ("workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"):
-        table.add_column(column, justify="right" if column != "workload" else "left")
-    latency = f"{significant(result.best_seconds * 1e6)} us" if result.best_seconds else "-"
-    table.add_row(
-        name,
-        f"{result.flops:,}",
-        significant(result.best_gflops),
-        latency,
-        str(result.trials),
-        str(result.errors),
-    )
-    console.print(table)
-    console.print(f"{result.time_split()}; records in {args.db}", soft_wrap=True)
+    if Path(args.workload).suffix in (".toml", ".json"):
+        return _tune_tasks(args)
+    target = Target.parse(args.target or "c")
+    with _runner(args) as runner:
+        runner.check(target)  # before anything else: a missing runtime is the error to see
+        mod, name, reference = _workload(args)
+        result = tune(
+            mod,
+            target,
+            _trials(args, 64),
+            args.db,
+            seed=args.seed,
+            batch_size=args.batch,
+            workload_name=name,
+            reference=reference,
+            guided=not args.random,
+            runner=runner,
+        )
+    _print_results([result], None, args.db)
     return 0
+
+
+def _tune_tasks(args) -> int:
+    from .tasks import TaskFileError, load_task_file, tune_tasks
+
+    try:
+        task_file = load_task_file(args.workload, load_script)
+    except TaskFileError as error:
+        raise CommandError(str(error)) from None
+    target = Target.parse(args.target or task_file.target)
+    trials = _trials(args, task_file.trials)
+    with _runner(args) as runner:
+        results = tune_tasks(
+            task_file.tasks,
+            target,
+            trials,
+            args.db,
+            seed=args.seed,
+            batch_size=args.batch,
+            runner=runner,
+            guided=not args.random,
+        )
+    _print_results(results, [spec.weight for spec in task_file.tasks], args.db)
+    return 0
+
+
+def _trials(args, default: int) -> int:
+    trials = default if args.trials is None else args.trials
+    if trials < 1:
+        raise CommandError(f"--trials must be at least 1; got {trials}")
+    return trials
+
+
+def _print_results(results: list, weights: list[float] | None, db: str) -> None:
+    """One row per workload; a multi-task run adds each one's weight and its share of the trials."""
+    table = Table(title=f"tuning results ({results[0].device})")
+    columns = ["workload", "FLOP", "best GFLOPS", "latency", "trials", "errors"]
+    if weights is not None:
+        columns[1:1] = ["weight"]
+        columns += ["share"]
+    for column in columns:
+        table.add_column(column, justify="right" if column != "workload" else "left")
+    total = sum(result.trials for result in results) or 1
+    for number, result in enumerate(results):
+        latency = f"{significant(result.best_seconds * 1e6)} us" if result.best_seconds else "-"
+        row = [result.workload, f"{result.flops:,}", significant(result.best_gflops), latency]
+        row += [str(result.trials), str(result.errors)]
+        if weights is not None:
+            row[1:1] = [f"{weights[number]:g}"]
+            row += [f"{result.trials / total:.0%}"]
+        table.add_row(*row)
+    console.print(table)
+    if len(results) == 1:
+        console.print(f"{results[0].time_split()}; records in {db}", soft_wrap=True)
+        return
+    seconds = max(result.seconds for result in results)
+    model_seconds = max(result.cost_model_seconds for result in results)  # one model, shared
+    console.print(
+        f"{seconds:.1f} s wall, {model_seconds:.1f} s of it in the cost model loop; records in {db}",
+        soft_wrap=True,
+    )
+
+
+def _runner(args):
+    """Where candidates are measured: this machine, or the Ray cluster that ``--ray`` names."""
+    from .measure.local_runner import LocalRunner
+
+    if args.ray is None:
+        return LocalRunner()
+    from .measure.ray_runner import RayRunner, RayUnavailableError
+
+    try:
+        return RayRunner(args.ray or None)
+    except RayUnavailableError as error:
+        raise CommandError(str(error)) from None
 
 
 def _workload(args):
@@ -194,15 +269,9 @@ def _workload(args):
         if func not in mod:
             raise CommandError(f"{args.workload} has no function {func!r}; it has {', '.join(mod.functions)}")
         return IRModule.from_func(mod[func]), f"{Path(args.workload).stem}.{func}", None
-    workload = workloads.get_workload(args.workload)
     mod = workloads.make(args.workload, args.shape, args.dtype)
-    sizes = workload.sizes(args.shape)
-    shape = ",".join(str(v) for v in sizes.values())
-
-    def reference(arrays):
-        return workload.reference(*arrays, **sizes)
-
-    return mod, f"{args.workload}[{shape}]", reference
+    shape = ",".join(str(v) for v in workloads.get_workload(args.workload).sizes(args.shape).values())
+    return mod, f"{args.workload}[{shape}]", workloads.reference_for(args.workload, args.shape)
 
 
 def load_script(path: Path) -> IRModule:

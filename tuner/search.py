@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 import tir
-from codegen.errors import RuntimeUnavailableError
 from codegen.target import Target
 from codegen.timing import significant
 from schedule import Schedule, Trace
@@ -35,6 +34,7 @@ from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
 from .features import FEATURE_LENGTH, extract_features
 from .measure import Candidate, Measurer
+from .measure.local_runner import LocalRunner, MeasureSession, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
 
@@ -111,6 +111,7 @@ def tune(
     workers: int | None = None,
     progress: bool = True,
     guided: bool = True,
+    runner: Runner | None = None,
     overlap: str = "auto",
 ) -> TuneResult:
     """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
@@ -122,96 +123,189 @@ def tune(
     (the baseline the cost model must beat). ``reference`` is a function of the
     input arrays returning the expected outputs (built-in workloads pass their
     numpy reference); without it the unscheduled program built for C is the
-    reference. A target whose runtime cannot run here raises
-    RuntimeUnavailableError before the database file is created. ``overlap``
-    proposes the next batch while the last one is built, and on GPU targets
-    measured too (one of ``OVERLAP_MODES``; see _Batches).
+    reference. ``runner`` says where candidates are built and measured:
+    ``LocalRunner(workers)`` (the default) or ``RayRunner(address)``; a runner
+    passed in is left open for the caller to close. A target whose runtime
+    cannot run here (local runner) raises RuntimeUnavailableError before the
+    database file is created. ``overlap`` proposes the next batch while the last
+    one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``; see
+    _Batches; a Ray session measures its batches at once).
     """
     if overlap not in OVERLAP_MODES:
         raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
-    if isinstance(mod, PrimFunc):
-        mod = IRModule.from_func(mod)
     target = Target.parse(target)
-    problem = target.backend.unavailable_reason(target)
-    if problem is not None:
-        raise RuntimeUnavailableError(problem)
-    # The measurer runs the module's main function: its name, FLOPs and key come from that one.
-    name = workload_name or mod.main_name()
-    batch_size = batch_size or 8
-    flops = tir.flop_count(mod.main_function())
-    rng = random.Random(seed)
-    space = SpaceGenerator(target)
-    started = time.perf_counter()
-    feature_seconds = 0.0
-    # The runner starts first: where the target cannot run, no database file is left behind.
-    with Measurer(mod, target, reference=reference, workers=workers, seed=seed) as measurer:
-        device = measurer.device_name
-        database = db if isinstance(db, Database) else Database(db)
-        key = database.commit_workload(mod, name)
-        model_path = _model_path(database, target)
-        records = database.records(key, str(target), device)
-        seen = {_trace_key(r.trace) for r in records}
-        model = _load_model(model_path, seed) if guided else CostModel(seed=seed)
-        if guided and model.num_samples == 0 and records and len(records) < trials:
-            feature_seconds += _learn_records(model, records, mod, target, flops, key)
-        result = TuneResult(
-            name, key, str(target), device, flops, len(records), 0, _best(database, key, target, device)
-        )
-        result.resumed = len(records)
-        result.errors = sum(r.status != "ok" for r in records)
-        batches = _Batches(measurer, overlap, target)
-        elders = _Elders(mod, target, flops)
-        with TuningProgress(name, trials, enabled=progress) as bar:
+    own_runner = runner is None
+    runner = runner if runner is not None else LocalRunner(workers)
+    runner.check(target)  # before the database file: where the target cannot run, none is left behind
+    database = db if isinstance(db, Database) else Database(db)
+    model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
+    try:
+        with (
+            TuningTask(
+                mod,
+                target,
+                database,
+                runner,
+                model,
+                name=workload_name,
+                reference=reference,
+                seed=seed,
+                epsilon=epsilon,
+                guided=guided,
+                batch_size=batch_size,
+                trials=trials,
+                overlap=overlap,
+            ) as task,
+            TuningProgress(task.result.workload, trials, enabled=progress) as bar,
+        ):
+            result = task.result
             bar.start_at(result.trials, result.best_gflops, result.errors)
-            if records:
+            if result.resumed:
                 bar.note(_resume_message(result, trials))
-            try:
-                while True:
-                    count = min(batch_size, trials - result.trials - batches.in_flight)
-                    pool: list[_Scored] = []
+            while True:
+                count = min(task.batch_size, trials - result.trials - task.batches.in_flight)
+                # With overlap, what is proposed now is measured after the batch before it comes back.
+                proposed = task.step(count, bar.update)
+                if not proposed and not task.batches.in_flight:
                     if count > 0:
-                        pool, scored_seconds = _propose(
-                            space,
-                            model,
-                            mod,
-                            database,
-                            key,
-                            target,
-                            device,
-                            rng,
-                            count,
-                            seen,
-                            epsilon,
-                            guided,
-                            flops,
-                            elders,
-                        )
-                        feature_seconds += scored_seconds
-                        seen.update(c.key for c in pool)
-                    # With overlap, ``pool`` is measured after the batch before it comes back.
-                    for measured_pool, results in batches.submit(pool):
-                        batch_records = [
-                            _record(key, target, device, c, m, flops, seed)
-                            for c, m in zip(measured_pool, results)
-                        ]
-                        _absorb(result, database, batch_records, results, bar)
-                        if guided:
-                            gflops = np.asarray([r.gflops or 0.0 for r in batch_records])
-                            model.update(np.stack([c.features for c in measured_pool]), gflops, workload=key)
-                            model.save(model_path)
-                    if not pool and not batches.in_flight:
-                        if count > 0:
-                            bar.note("the design space has no unmeasured candidate left")
-                        break
-            finally:
-                batches.close()
-    result.measure_seconds = batches.wait_seconds
-    result.seconds = time.perf_counter() - started
-    result.cost_model_seconds = model.training_seconds + model.prediction_seconds + feature_seconds
-    result.best = _best(database, key, target, device) or result.best
-    if not isinstance(db, Database):
-        database.close()
-    return result
+                        bar.note("the design space has no unmeasured candidate left")
+                    break
+    finally:
+        if own_runner:
+            runner.close()
+        if not isinstance(db, Database):
+            database.close()
+    return task.result
+
+
+class TuningTask:
+    """One workload's search: its measurement session, the candidates seen, the best so far.
+
+    ``tune`` runs one task to its trial budget; ``tune_tasks`` (tuner/tasks.py) runs
+    several, one round at a time, sharing one cost ``model``. ``round(count)``
+    proposes, measures and records ``count`` candidates and trains the model on them.
+    ``result.trials`` counts the workload's records for this target and device, those
+    already in the database (``result.resumed``) included. ``trials``, when known, skips
+    retraining the model on the records of a workload that needs no more. ``tune`` calls
+    ``step``, which overlaps batches (``overlap``); ``round`` is a whole batch measured.
+    """
+
+    def __init__(
+        self,
+        mod: IRModule | PrimFunc,
+        target: Target,
+        database: Database,
+        runner: Runner,
+        model: CostModel,
+        *,
+        name: str | None = None,
+        reference=None,
+        seed: int = 0,
+        epsilon: float = 0.25,
+        guided: bool = True,
+        batch_size: int | None = None,
+        trials: int | None = None,
+        overlap: str = "none",
+    ):
+        self.mod = mod if isinstance(mod, IRModule) else IRModule.from_func(mod)
+        self.target = target
+        self.database = database
+        self.model = model
+        self.seed, self.epsilon, self.guided = seed, epsilon, guided
+        self.batch_size = batch_size or 8
+        self.exhausted = False
+        self._started = time.perf_counter()
+        self._feature_seconds = 0.0
+        # The measurer runs the module's main function: its name, FLOPs and key come from that one.
+        name = name or self.mod.main_name()
+        self.key = database.commit_workload(self.mod, name)
+        self.flops = tir.flop_count(self.mod.main_function())
+        self.rng = random.Random(seed)
+        self.space = SpaceGenerator(target)
+        self.session = runner.session(self.mod, target, reference=reference, seed=seed)
+        try:
+            self.device = self.session.device_name
+            records = database.records(self.key, str(target), self.device)
+            self.seen = {_trace_key(r.trace) for r in records}
+            needs_more = trials is None or len(records) < trials
+            if guided and model.num_samples == 0 and records and needs_more:
+                self._feature_seconds += _learn_records(
+                    model, records, self.mod, target, self.flops, self.key
+                )
+            best = _best(database, self.key, target, self.device)
+            self.result = TuneResult(
+                name, self.key, str(target), self.device, self.flops, len(records), 0, best
+            )
+            self.result.resumed = len(records)
+            self.result.errors = sum(r.status != "ok" for r in records)
+            self.elders = _Elders(self.mod, target, self.flops)
+            self.batches = _Batches(self.session, overlap, target)
+        except BaseException:
+            self.session.close()
+            raise
+
+    def round(self, count: int, update=None) -> int:
+        """Propose, measure and record up to ``count`` candidates (``update(best_gflops, errors)``
+        after each); how many (0 once the space has nothing new: ``exhausted``). Needs
+        ``overlap="none"``, so that the batch is measured before it returns."""
+        proposed = self.step(count, update)
+        self.exhausted = proposed == 0
+        return proposed
+
+    def step(self, count: int, update=None) -> int:
+        """Propose up to ``count`` candidates and submit them; record the batches that are done.
+        Returns how many were proposed."""
+        pool: list[_Scored] = []
+        if count > 0:
+            pool, scored_seconds = _propose(
+                self.space,
+                self.model,
+                self.mod,
+                self.database,
+                self.key,
+                self.target,
+                self.device,
+                self.rng,
+                count,
+                self.seen,
+                self.epsilon,
+                self.guided,
+                self.flops,
+                self.elders,
+            )
+            self._feature_seconds += scored_seconds
+            self.seen.update(c.key for c in pool)
+        for measured_pool, results in self.batches.submit(pool):
+            records = [
+                _record(self.key, self.target, self.device, c, m, self.flops, self.seed)
+                for c, m in zip(measured_pool, results)
+            ]
+            _absorb(self.result, self.database, records, results, update)
+            if self.guided:
+                gflops = np.asarray([r.gflops or 0.0 for r in records])
+                self.model.update(np.stack([c.features for c in measured_pool]), gflops, workload=self.key)
+                self.model.save(_model_path(self.database, self.target))
+        return len(pool)
+
+    def close(self) -> None:
+        """Stop the work in flight, close the measurement session, finish the result (times, best)."""
+        try:
+            self.batches.close()
+        finally:
+            self.session.close()
+        result = self.result
+        result.measure_seconds = self.batches.wait_seconds
+        result.seconds = time.perf_counter() - self._started
+        result.cost_model_seconds = (
+            self.model.training_seconds + self.model.prediction_seconds + self._feature_seconds
+        )
+        result.best = _best(self.database, self.key, self.target, self.device) or result.best
+
+    def __enter__(self) -> TuningTask:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 def _resume_message(result: TuneResult, trials: int) -> str:
@@ -223,8 +317,8 @@ def _resume_message(result: TuneResult, trials: int) -> str:
     return f"resuming: {result.resumed} of {trials} trials already measured ({best})"
 
 
-def _absorb(result: TuneResult, database: Database, records: list[TuningRecord], measured, bar) -> None:
-    """Store one measured batch and count it into ``result``."""
+def _absorb(result: TuneResult, database: Database, records: list[TuningRecord], measured, update) -> None:
+    """Store one measured batch and count it into ``result``; ``update(best_gflops, errors)`` per record."""
     for record, outcome in zip(records, measured):
         database.add(record)
         result.trials += 1
@@ -233,7 +327,8 @@ def _absorb(result: TuneResult, database: Database, records: list[TuningRecord],
         if record.gflops and record.gflops > result.best_gflops:
             result.best = record
         result.history.append((result.trials, result.best_gflops))
-        bar.update(result.best_gflops, result.errors)
+        if update is not None:
+            update(result.best_gflops, result.errors)
 
 
 # What tune(overlap=...) runs in the background while the next batch is proposed.
@@ -256,9 +351,11 @@ class _Batches:
     a worker a lock this thread held.
     """
 
-    def __init__(self, measurer: Measurer, overlap: str, target: Target):
+    def __init__(self, measurer: MeasureSession, overlap: str, target: Target):
         if overlap == "auto":
             overlap = "measure" if target.is_gpu else "build"
+        if not isinstance(measurer, Measurer):
+            overlap = "none"  # a Ray session keeps its cluster busy itself, and only measures whole batches
         self.measurer = measurer
         self.overlap = overlap
         self.wait_seconds = 0.0
@@ -474,16 +571,19 @@ def _replayed(records, mod) -> list[tuple[TuningRecord, Schedule]]:
 
 def _record(key, target, device, candidate: _Scored, measured, flops: int, seed: int) -> TuningRecord:
     ok = measured.status == "ok"
+    meta = {"seed": seed, "build_secs": measured.build_secs, "predicted": candidate.score}
+    if measured.node:
+        meta["node"] = measured.node  # the Ray node that measured it
     return TuningRecord(
         workload_key=key,
         target=str(target),
-        device=device,
+        device=measured.device or device,
         trace=candidate.trace_json,
         run_secs=tuple(measured.run_secs) if ok else (),
         gflops=flops / measured.mean_secs / 1e9 if ok and measured.mean_secs else None,
         status=measured.status,
         error=measured.error,
-        meta={"seed": seed, "build_secs": measured.build_secs, "predicted": candidate.score},
+        meta=meta,
     )
 
 

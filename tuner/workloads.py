@@ -556,3 +556,15 @@ def make(name: str, shape: str | Sequence[int] | None = None, dtype: str = "floa
     """The IRModule of workload ``name`` at ``shape`` ("512,512,512", numbers, or None for the
     workload's default shape) in ``dtype``."""
     return get_workload(name).make(shape, dtype)
+
+
+def reference_for(name: str, shape: str | Sequence[int] | None = None) -> Callable[[list], list[np.ndarray]]:
+    """The numpy reference of workload ``name`` at ``shape`` as ``tune(reference=...)`` takes it: a
+    function of the input arrays returning the expected outputs."""
+    workload = get_workload(name)
+    sizes = workload.sizes(shape)
+
+    def reference(arrays: list) -> list[np.ndarray]:
+        return workload.reference(*arrays, **sizes)
+
+    return reference

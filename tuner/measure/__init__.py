@@ -56,12 +56,15 @@ class Candidate:
 @dataclass(frozen=True)
 class MeasureResult:
     """``status`` is one of tuner.database.STATUSES; ``run_secs`` holds seconds per call for each repeat
-    (only when "ok"); ``error`` the whole message of a failure ("" when ok)."""
+    (only when "ok"); ``error`` the whole message of a failure ("" when ok). ``device`` and ``node``
+    say where it ran when that is not the session's own device ("" for a local measurement)."""
 
     status: str
     run_secs: tuple[float, ...] = ()
     error: str = ""
     build_secs: float = 0.0
+    device: str = ""
+    node: str = ""
 
     @property
     def mean_secs(self) -> float:
@@ -152,7 +155,8 @@ class Measurer:
             raise
 
     def run(self, built: Sequence[BuildOutcome]) -> list[MeasureResult]:
-        """The second half of ``measure``: check and time what ``build`` built, one at a time."""
+        """The second half of ``measure``: check and time what ``build`` built, one at a time (or
+        what Ray build tasks built elsewhere: tuner/measure/ray_runner.py)."""
         try:
             return [self._run(outcome) for outcome in built]
         except BaseException:

@@ -1,0 +1,171 @@
+"""Tuning through a real local Ray cluster: a head and separate worker processes, on the C target.
+
+One cluster per module (Ray's start-up is slow on a small machine): the head and
+one worker advertise the resource "c", a third node advertises only "cuda" and
+must never measure a candidate. The tests compare the records with a local run,
+kill a worker node with SIGKILL mid-run, open a workload whose runtime a node
+lacks, and interrupt the driver with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tuner import Database, tune, workload_key, workloads
+
+ray = pytest.importorskip("ray")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytestmark = pytest.mark.slow  # a cluster's start-up; CI runs it all the same
+
+from tuner.measure import MeasureError  # noqa: E402
+from tuner.measure.ray_runner import RayRunner, project_runtime_env  # noqa: E402 - after the importorskip
+from tuner.tasks import TaskSpec, tune_tasks  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SHAPE = "32,32,32"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    head = cluster_utils.Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "resources": {"c": 1}, "include_dashboard": False},
+    )
+    c_worker = head.add_node(num_cpus=1, resources={"c": 1})
+    cuda_only = head.add_node(num_cpus=1, resources={"cuda": 1})
+    ray.init(address=head.address, log_to_driver=False, runtime_env=project_runtime_env())
+    yield head, c_worker, cuda_only
+    ray.shutdown()
+    head.shutdown()
+
+
+def _wait_until_free(resource: str, units: int) -> None:
+    """Until Ray reports ``units`` of ``resource`` free (a previous test's actors are gone)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and ray.available_resources().get(resource, 0) < units:
+        time.sleep(0.5)
+
+
+def _records(db: Path, mod) -> list:
+    with Database(db) as database:
+        return database.records(workload_key(mod))
+
+
+def test_records_like_a_local_run_and_never_on_a_node_without_the_resource(cluster, tmp_path):
+    head, _, cuda_only = cluster
+    mod = workloads.make("matmul", SHAPE)
+    reference = workloads.reference_for("matmul", SHAPE)
+    with RayRunner(head.address) as runner:
+        result = tune(
+            mod, "c", 8, tmp_path / "ray.db", batch_size=4, reference=reference, runner=runner, progress=False
+        )
+    local = tune(mod, "c", 4, tmp_path / "local.db", batch_size=4, reference=reference, progress=False)
+    assert result.trials == 8
+    on_ray, on_local = _records(tmp_path / "ray.db", mod), _records(tmp_path / "local.db", mod)
+    assert len(on_ray) == 8
+    assert {r.device for r in on_ray} == {local.device}  # the same machine: the same C device
+    assert {r.target for r in on_ray} == {r.target for r in on_local} == {"c"}
+    ok = [r for r in on_ray if r.status == "ok"]
+    assert ok and all(r.gflops > 0 and len(r.run_secs) == len(on_local[0].run_secs) for r in ok)
+    assert all(set(r.meta) == set(on_local[0].meta) | {"node"} for r in on_ray)
+    assert cuda_only.node_id not in {r.meta["node"] for r in on_ray}
+
+
+def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path):
+    head, c_worker, _ = cluster
+    mod = workloads.make("matmul", SHAPE)
+    db = tmp_path / "killed.db"
+    killed, at_kill = threading.Event(), []
+
+    def kill_when_measuring():
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not killed.is_set():
+            # Once the worker node has measured (its actor may be placed a batch late, when the
+            # previous test's actors have freed the resource), kill it while the run goes on.
+            if db.exists() and c_worker.node_id in {r.meta.get("node") for r in _records(db, mod)}:
+                head.remove_node(c_worker, allow_graceful=False)  # SIGKILL to its raylet and workers
+                at_kill.append(len(_records(db, mod)))
+                killed.set()
+            time.sleep(0.2)
+
+    _wait_until_free("c", 2)  # both nodes' units: an actor on each from the first batch
+    killer = threading.Thread(target=kill_when_measuring)
+    killer.start()
+    with RayRunner(head.address) as runner:
+        result = tune(
+            mod,
+            "c",
+            24,
+            db,
+            batch_size=4,
+            reference=workloads.reference_for("matmul", SHAPE),
+            runner=runner,
+            progress=False,
+        )
+    killer.join()
+    assert killed.is_set()
+    records = _records(db, mod)
+    assert result.trials == 24 and len(records) == 24
+    assert len({str(r.trace) for r in records}) == 24
+    assert sum(r.status == "ok" for r in records) >= 18  # a killed candidate is retried, not lost
+    assert at_kill[0] < 24 and any("died" in reason for reason in runner.lost)  # killed mid-run, seen
+
+
+def test_a_node_that_cannot_run_the_target_is_left_out_with_its_reason(cluster):
+    head, _, _ = cluster
+    mod = workloads.make("matmul", SHAPE)
+    # The "cuda" node has no GPU here: its actor cannot start a CUDA runtime.
+    with RayRunner(head.address, resource="cuda") as runner, pytest.raises(MeasureError) as error:
+        runner.session(mod, "cuda")
+    assert "no Ray actor can measure this workload" in str(error.value)
+    assert "actor" in str(error.value) and "cuda" in str(error.value).lower()
+
+
+def test_ctrl_c_stops_the_run_and_frees_the_cluster(cluster, tmp_path):
+    head, _, _ = cluster
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = [sys.executable, "-m", "tuner.cli", "tune", "matmul", "--shape", SHAPE, "--batch", "2"]
+    args += ["--trials", "200", "--db", "r.db", "--ray", head.address]
+    process = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    mod = workloads.make("matmul", SHAPE)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if (tmp_path / "r.db").exists() and len(_records(tmp_path / "r.db", mod)) >= 2:
+            break
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr.decode()
+    kept = len(_records(tmp_path / "r.db", mod))
+    assert 2 <= kept < 200
+    deadline = time.monotonic() + 60  # the run's actors are gone: every unit of "c" is free again
+    while time.monotonic() < deadline:
+        if ray.available_resources().get("c", 0) == ray.cluster_resources().get("c", 0):
+            break
+        time.sleep(0.5)
+    assert ray.available_resources().get("c", 0) == ray.cluster_resources().get("c", 0)
+
+
+def test_many_workloads_share_the_cluster(cluster, tmp_path):
+    head, _, _ = cluster
+    specs = [
+        TaskSpec(name, workloads.make(name, shape), workloads.reference_for(name, shape))
+        for name, shape in (("matmul", SHAPE), ("softmax", "16,64"))
+    ]
+    with RayRunner(head.address) as runner:
+        results = tune_tasks(
+            specs, "c", 8, tmp_path / "tasks.db", batch_size=4, runner=runner, progress=False
+        )
+    assert [r.trials for r in results] == [4, 4]  # a round each, nothing more to spend
+    for spec in specs:
+        records = _records(tmp_path / "tasks.db", spec.mod)
+        assert len(records) == 4 and all("node" in r.meta for r in records)
