@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 
 import numpy as np
@@ -180,6 +181,15 @@ def test_description_names_the_machine_compiled_for():
 def test_description_tells_generic_from_modern_x86():
     assert "AVX2: no" in compiler_description(Target.parse("c -march=x86-64"))
     assert "AVX2: yes" in compiler_description(Target.parse("c -march=x86-64-v3"))
+
+
+def test_gcc_allocates_registers_over_the_whole_function_and_clang_gets_no_gcc_flag():
+    probed = compiler.find_compiler(C_TARGET)
+    as_gcc = dataclasses.replace(probed, name="gcc 12.2.0")
+    as_clang = dataclasses.replace(probed, name="clang 17.0.6")
+    assert "-fira-region=one" in as_gcc.flags
+    assert "-fira-region=one" not in as_clang.flags
+    assert as_gcc.cache_key("void f(void) {}") != as_clang.cache_key("void f(void) {}")
 
 
 def test_unknown_march_is_a_build_error():
