@@ -69,6 +69,8 @@ FEATURE_STAGE = "vectorize_loop"
 _PLANNING = ("plan_buffer_allocation", "compact_buffer_allocation")
 _PLANNED: OrderedDict[PrimFunc, PrimFunc] = OrderedDict()
 _PLANNED_KEPT = 64
+# Passes that only check the IR and change nothing; ``verify=False`` leaves them out.
+_CHECK_ONLY = ("verify_access_bounds",)
 
 
 def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass]]:
@@ -124,14 +126,19 @@ def lower_for_target(
     check_bounds: bool = False,
     *,
     stop_before: str | None = None,
+    verify: bool = True,
 ) -> PrimFunc:
     """Lower ``func`` for ``target``; ``dump(pass_name, func)`` sees the IR after each pass.
 
     ``check_bounds`` adds run-time checks for what the bounds prover could not decide.
     ``stop_before`` (a pass name, e.g. ``FEATURE_STAGE``) returns the IR before that pass.
+    ``verify=False`` skips the passes that only check (the bounds prover): the tuner's
+    features read candidates that their build verifies anyway, thousands of times a run.
     """
     target = Target.parse(target)
     passes = target_passes(target, check_bounds)
+    if not verify:
+        passes = [(name, p) for name, p in passes if name not in _CHECK_ONLY]
     names = [name for name, _ in passes]
     if stop_before is not None and stop_before not in names:
         raise ValueError(f"the {target.kind} pipeline has no pass {stop_before!r}; its passes are {names}")
