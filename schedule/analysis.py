@@ -45,7 +45,7 @@ from tir import (
 )
 from tir.arith import Analyzer
 from tir.arith.int_set import IntervalSet, eval_set
-from tir.buffer import Buffer, BufferRegion
+from tir.buffer import Buffer, BufferRegion, storage_class
 from tir.functor import collect_vars, stmts_pre_order, substitute, uses_var
 from tir.structural import structural_equal
 
@@ -258,7 +258,7 @@ def loop_domains(
             break
         if isinstance(node, For):
             dom[node.loop_var] = Range(node.min, node.extent)
-    rank = _STORAGE_RANK[relax_scope]
+    rank = _STORAGE_RANK[storage_class(relax_scope)]
     if rank == 0:
         return dom
     for node in ancestors[rest:]:

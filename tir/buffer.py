@@ -12,8 +12,21 @@ from dataclasses import dataclass
 from . import dtype as _dt
 from .expr import BufferLoad, PrimExpr, Range, const
 
-SCOPES = ("global", "shared", "local")
+# Fragments live in registers spread over a simdgroup (warp); the names are TVM's where it has them.
+FRAGMENT_SCOPES = ("metal.simdgroup", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")
+SCOPES = ("global", "shared", "local", *FRAGMENT_SCOPES)
 SCOPE_ALIASES = {"threadgroup": "shared", "thread": "local", "device": "global", "shared.dyn": "shared"}
+
+
+def is_fragment(scope: str) -> bool:
+    """Whether ``scope`` holds matrix-unit fragments (only matrix operations touch them)."""
+    return scope in FRAGMENT_SCOPES
+
+
+def storage_class(scope: str) -> str:
+    """"global", "shared" or "local": where a scope lives for placement and relaxation (fragments
+    belong to one simdgroup, which analyses treat like one thread's registers)."""
+    return "local" if is_fragment(scope) else scope
 
 
 def normalize_scope(scope: str) -> str:

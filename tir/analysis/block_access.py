@@ -19,6 +19,7 @@ from ..arith.int_set import IntervalSet, relax_indices, set_to_range, union
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Let, PrimExpr, Range, Var
 from ..functor import Visitor, substitute
+from ..matrix_ops import matrix_op_of
 from ..stmt import (
     Allocate,
     Block,
@@ -152,7 +153,17 @@ class _AccessCollector:
         self.stmt(s.body)
 
     def _evaluate(self, s: Evaluate) -> None:
-        self.expr(s.value)
+        matrix_op = matrix_op_of(s.value)
+        if matrix_op is None:
+            self.expr(s.value)
+            return
+        # A matrix operation writes its destination tile (both corners) and reads the others.
+        for position, arg in enumerate(s.value.args):
+            if position in matrix_op.written_positions:
+                for corner in arg.args:
+                    self.record(self.writes, corner.buffer, corner.indices)
+            else:
+                self.expr(arg)
 
 
 _STMT_HANDLERS = {

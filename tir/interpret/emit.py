@@ -55,6 +55,7 @@ from ..expr import (
 )
 from ..function import PrimFunc
 from ..functor import post_order_visit
+from ..matrix_ops import matrix_op_of, tile_shape
 from ..stmt import (
     Allocate,
     Block,
@@ -68,6 +69,7 @@ from ..stmt import (
     Stmt,
 )
 from . import runtime as _rt
+from .matrix import Tile, matrix_op
 
 # Python operator precedences, lowest first; an operand binding looser than its
 # context gets parentheses.
@@ -585,7 +587,31 @@ class _Emitter:
             return
         if isinstance(value, Call) and value.op == "tvm_storage_sync":
             return
+        matrix_op = matrix_op_of(value)
+        if matrix_op is not None:
+            operands = [
+                self._tile(arg) if n in matrix_op.tile_positions else self.expr(arg).src
+                for n, arg in enumerate(value.args)
+            ]
+            self.w.line(f"_matrix({matrix_op.kind!r}, {', '.join(operands)})")
+            return
         self.w.line(self.expr(value).src)
+
+    def _tile(self, arg: Call) -> str:
+        """A matrix operand: ``_Tile(storage, first, row stride, rows, cols, dtype)``, corners checked."""
+        first, last = arg.args
+        shape = tile_shape(arg)
+        if shape is None:
+            raise _rt.IRError(
+                f"{self._location()}: the tile {first.buffer.name}{list(first.indices)} of a matrix "
+                "operation must be a constant rows x cols region of the last two dimensions"
+            )
+        info = self._buffer(first.buffer)
+        start = self._flat_index(first.buffer, info, first.indices, "reads")
+        last_index = self._flat_index(last.buffer, info, last.indices, "reads")
+        if "_ck(" in last_index:  # the far corner's bounds check runs as a statement of its own
+            self.w.line(last_index)
+        return f"_Tile({info.ident}, {start}, {info.strides[-2]}, {shape[0]}, {shape[1]}, {info.dtype!r})"
 
     def _stmt_IfThenElse(self, s: IfThenElse) -> None:
         with self._indented(f"if {self.expr(s.condition).src}:"):
@@ -685,6 +711,7 @@ class _Emitter:
         self.stmt(self.func.body)
         source = "\n\n\n".join(f.source() for f in [self.w, *self.parts]) + "\n"
         namespace = dict(_rt.NAMESPACE)
+        namespace.update(_matrix=matrix_op, _Tile=Tile)
         namespace.update(self.consts)
         return CompiledSource(source, namespace, tuple(buffers + scalars))
 

@@ -67,6 +67,14 @@ T_FUNCTIONS: dict[str, str] = {
     "min_value": 'T.min_value("float32"): the lowest finite value of a dtype',
     "Ramp": "T.Ramp(base, stride, lanes): the vector base, base + stride, ...",
     "Broadcast": "T.Broadcast(value, lanes): value in every lane",
+    "simdgroup_load": "T.simdgroup_load(F[0:8, 0:8], A[0:8, 0:8]): Metal, an 8x8 tile into a fragment",
+    "simdgroup_store": "T.simdgroup_store(F[0:8, 0:8], C[0:8, 0:8]): Metal, a fragment to memory",
+    "simdgroup_fill": "T.simdgroup_fill(F[0:8, 0:8], value): Metal, a fragment filled with value",
+    "simdgroup_multiply_accumulate": "T.simdgroup_multiply_accumulate(D, A, B, C) tiles: D = A @ B + C",
+    "wmma_load_matrix_sync": "T.wmma_load_matrix_sync(F[0:16, 0:16], A[0:16, 0:16]): CUDA WMMA load",
+    "wmma_store_matrix_sync": "T.wmma_store_matrix_sync(F[0:16, 0:16], C[0:16, 0:16]): CUDA WMMA store",
+    "wmma_fill_fragment": "T.wmma_fill_fragment(F[0:16, 0:16], value): CUDA WMMA fill",
+    "wmma_mma_sync": "T.wmma_mma_sync(D, A, B, C) 16x16 tiles: CUDA WMMA D = A @ B + C",
 }
 # Scalar dtypes double as constructors: T.float32(0), T.int32(x) (a cast), n = T.int32().
 T_DTYPES = _dt.SCALAR_TYPES

@@ -55,6 +55,7 @@ from ..expr import (
 )
 from ..function import IRModule, PrimFunc
 from ..functor import uses_var
+from ..matrix_ops import TILE, tile_region
 from ..stmt import (
     Allocate,
     Block,
@@ -366,6 +367,8 @@ class _Printer:
         return f"T.Broadcast({self.expr(e.value)}, {e.lanes})", _ATOM
 
     def _call(self, e: Call) -> tuple[str, int]:
+        if e.op == TILE:
+            return self.region(tile_region(e)), _ATOM
         return f"T.{e.op}({', '.join(self.expr(a) for a in e.args)})", _ATOM
 
     def _let(self, e: Let) -> tuple[str, int]:

@@ -226,8 +226,27 @@ class ScriptCalls(ExpressionCalls):
         return _BufferDecl(call.name, "decl", *self._buffer_type(shape, dtype, scope))
 
     def _t_match_buffer(
-        self, call: _Call, param: Tree, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None
+        self,
+        call: _Call,
+        param: Tree,
+        shape: Tree,
+        dtype: Tree | None = None,
+        scope: Tree | None = None,
+        *,
+        offset_factor: Tree | None = None,
+        align: Tree | None = None,
+        strides: Tree | None = None,
     ) -> _BufferDecl:
+        # TVM's layout keywords, accepted so tensor intrinsics read as in TVM: our tiles take their
+        # row stride from the buffer they land on at lowering (tir/matrix_ops.py), so they are checked
+        # and not kept.
+        for node, what in ((offset_factor, "offset_factor"), (align, "align")):
+            if node is not None:
+                self._int_value(node, what)
+        if strides is not None:
+            values = self._value(strides)
+            if not isinstance(values, (list, tuple)) or len(values) != len(self._shape(shape)):
+                raise self.error(strides, "strides= needs one stride per dimension of the buffer")
         handle = self._value(param)
         if not (isinstance(handle, Var) and handle.dtype == "handle" and handle in self.params):
             raise self.error(

@@ -18,6 +18,7 @@ from lark import Tree
 from .. import dtype as _dt
 from .. import op
 from ..expr import Broadcast, FloatImm, FloorDiv, FloorMod, Let, PrimExpr, Ramp, StringImm, Var, const
+from ..matrix_ops import MATRIX_OPS, make_matrix_call, tile
 from .script_values import _Call, _describe, _is_number, _limit, _same_dtype, _VarDecl
 
 
@@ -42,6 +43,28 @@ class ExpressionCalls:
     def _t_intrinsic(self, call: _Call, *args: Tree) -> PrimExpr:
         values = [self._value(arg) for arg in args]
         return op.call(call.name[2:], *(StringImm(v) if isinstance(v, str) else v for v in values))
+
+    def _t_matrix_op(self, call: _Call, *args: Tree) -> PrimExpr:
+        """A matrix operation (tir/matrix_ops.py): tile arguments are regions, A[0:8, 0:8]."""
+        name = call.name[2:]
+        matrix_op = MATRIX_OPS[name]
+        if len(args) != matrix_op.arity:
+            raise self.error(call.node, f"{call.name} takes {matrix_op.arity} arguments, got {len(args)}")
+        values = []
+        for position, arg in enumerate(args):
+            if position not in matrix_op.tile_positions:
+                values.append(self._prim(arg))
+                continue
+            regions = self._regions(arg)
+            if len(regions) != 1:
+                raise self.error(arg, f"argument {position} of {call.name} is one buffer region, A[0:8, 0:8]")
+            values.append(tile(regions[0]))
+        return make_matrix_call(name, tuple(values))
+
+    _t_simdgroup_load = _t_simdgroup_store = _t_simdgroup_fill = _t_matrix_op
+    _t_simdgroup_multiply_accumulate = _t_matrix_op
+    _t_wmma_load_matrix_sync = _t_wmma_store_matrix_sync = _t_matrix_op
+    _t_wmma_fill_fragment = _t_wmma_mma_sync = _t_matrix_op
 
     def _t_Cast(self, call: _Call, dtype: Tree, value: Tree) -> PrimExpr:
         return op.cast(self._dtype(dtype), self._prim(value))
