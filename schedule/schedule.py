@@ -20,6 +20,7 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .blockize import BlockizeMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
@@ -44,6 +45,7 @@ class Schedule(
     ReductionMethods,
     AnnotateMethods,
     SamplingMethods,
+    BlockizeMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

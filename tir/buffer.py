@@ -24,7 +24,7 @@ def is_fragment(scope: str) -> bool:
 
 
 def storage_class(scope: str) -> str:
-    """"global", "shared" or "local": where a scope lives for placement and relaxation (fragments
+    """ "global", "shared" or "local": where a scope lives for placement and relaxation (fragments
     belong to one simdgroup, which analyses treat like one thread's registers)."""
     return "local" if is_fragment(scope) else scope
 

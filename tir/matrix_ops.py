@@ -83,9 +83,7 @@ def tile_region(call: Call) -> BufferRegion:
     """The region a tile argument covers."""
     first, last = call.args
     analyzer = Analyzer()
-    ranges = tuple(
-        Range(lo, analyzer.simplify(hi - lo + 1)) for lo, hi in zip(first.indices, last.indices)
-    )
+    ranges = tuple(Range(lo, analyzer.simplify(hi - lo + 1)) for lo, hi in zip(first.indices, last.indices))
     return BufferRegion(first.buffer, ranges)
 
 

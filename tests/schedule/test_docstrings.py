@@ -20,6 +20,8 @@ MODULES = [
     "schedule.sampling",
     "schedule.cache_read_write",
     "schedule.compute_at",
+    "schedule.blockize",
+    "schedule.tensorize",
 ]
 
 
