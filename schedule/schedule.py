@@ -32,6 +32,7 @@ from .loop_transformation import LoopTransformationMethods
 from .reduction import ReductionMethods
 from .sampling import SamplingMethods
 from .state import ScheduleState
+from .tensorize import TensorizeMethods
 from .trace import Instruction, Trace
 
 
@@ -46,6 +47,7 @@ class Schedule(
     AnnotateMethods,
     SamplingMethods,
     BlockizeMethods,
+    TensorizeMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

@@ -1,0 +1,23 @@
+"""CUDA tensor-core intrinsics through WMMA (``nvcuda::wmma``, 16x16x16, sm_70 and later).
+
+Registered names (``TensorIntrin.get``), for ``src`` in shared and global:
+
+- ``wmma_load_16x16x16_f16_a_{src}`` / ``..._b_{src}``: a half tile into a ``wmma.matrix_a`` /
+  ``wmma.matrix_b`` fragment (row major)
+- ``wmma_fill_16x16x16_f32``: a ``wmma.accumulator`` fragment set to zero
+- ``wmma_sync_16x16x16_f16f32``: ``C += A @ B``, half inputs, float accumulator
+- ``wmma_store_16x16x16_f32_{src}``: an accumulator fragment to memory
+"""
+
+from __future__ import annotations
+
+from .templates import register_fill, register_load, register_mma, register_store
+
+_A, _B, _ACC = "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"
+
+for _src in ("shared", "global"):
+    register_load(f"wmma_load_16x16x16_f16_a_{_src}", "wmma_load_matrix_sync", 16, 16, "float16", _src, _A)
+    register_load(f"wmma_load_16x16x16_f16_b_{_src}", "wmma_load_matrix_sync", 16, 16, "float16", _src, _B)
+    register_store(f"wmma_store_16x16x16_f32_{_src}", "wmma_store_matrix_sync", 16, 16, "float32", _ACC, _src)
+register_fill("wmma_fill_16x16x16_f32", "wmma_fill_fragment", 16, 16, "float32", _ACC)
+register_mma("wmma_sync_16x16x16_f16f32", "wmma_mma_sync", (16, 16, 16), "float16", "float32", (_A, _B, _ACC))
