@@ -55,6 +55,7 @@ from tir.expr import (
     const,
 )
 from tir.functor import post_order_visit
+from tir.matrix_ops import matrix_op_of, written_buffers
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
 
@@ -322,7 +323,24 @@ class CFamilyPrinter:
             if self.barrier:
                 self.emit(self.barrier)
             return
+        matrix_op = matrix_op_of(value)
+        if matrix_op is not None:
+            self.emit(self.matrix_op(matrix_op.kind, value))
+            return
         self.emit(f"{self.expr(value).text};")
+
+    def matrix_op(self, kind: str, node: Call) -> str:
+        """A matrix operation (tir/matrix_ops.py) as a statement; the GPU dialects override."""
+        raise BuildError(f"{node.op} (a matrix operation) has no spelling on target {self.target.kind!r}")
+
+    def fragment(self, arg: Call) -> str:
+        """A lowered tile of a fragment: the fragment object, ``A_frag[3]``."""
+        return self.expr(arg.args[0]).text
+
+    def tile_pointer(self, arg: Call) -> tuple[str, str]:
+        """A lowered tile of memory: its first element's address and its row stride."""
+        first, stride = arg.args
+        return f"&{self.expr(first).text}", self.expr(stride).text
 
     def stmt_BufferStore(self, store: BufferStore) -> None:
         lanes = _dt.lanes_of(store.value.dtype)
@@ -606,6 +624,8 @@ def stored_buffers(body: Stmt) -> set[Buffer]:
     def visit(node) -> None:
         if isinstance(node, BufferStore):
             found.add(node.buffer)
+        elif isinstance(node, Evaluate) and matrix_op_of(node.value) is not None:
+            found.update(written_buffers(node.value))
         elif isinstance(node, Call) and node.op in (CHECK_INDEX, CHECK_DIVISOR):
             found.add(node.args[-1].buffer)  # the helper records failures in it
 

@@ -13,6 +13,8 @@ GPU (CUDA, Metal)::
     compact_buffer_allocation  each cache shrinks to the region one thread block touches
     inject_thread_sync         barriers between shared-memory writers and readers
     unify_thread_binding       one variable per thread tag per kernel, extents checked
+    lower_matrix_fragments     fragments touched only by the target's matrix operations; tiles
+                               become a fragment or a pointer and a row stride
     lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
                                (checked builds: insert_runtime_checks before flatten_buffer)
     lower_thread_allreduce     all-reduces become warp shuffles (Metal: simd_sum, ...) + shared memory
@@ -49,6 +51,7 @@ from tir.transform.compact_buffer_allocation import compact_buffer_allocation
 from tir.transform.inject_thread_sync import inject_thread_sync
 from tir.transform.insert_runtime_checks import insert_runtime_checks
 from tir.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
+from tir.transform.lower_matrix_fragments import lower_matrix_fragments
 from tir.transform.lower_thread_allreduce import lower_thread_allreduce
 from tir.transform.plan_buffer_allocation import plan_buffer_allocation
 from tir.transform.unify_thread_binding import unify_thread_binding
@@ -84,6 +87,7 @@ def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pa
         ("compact_buffer_allocation", compact_buffer_allocation),
         ("inject_thread_sync", inject_thread_sync),
         ("unify_thread_binding", unify_thread_binding),
+        ("lower_matrix_fragments", lambda f: lower_matrix_fragments(f, target.kind)),
         *_lowering_passes(check_bounds),
         ("lower_thread_allreduce", lambda f: lower_thread_allreduce(f, warp, warp_reductions)),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
@@ -98,6 +102,7 @@ def c_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass
         ("verify_access_bounds", verify_access_bounds),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
+        ("lower_matrix_fragments", lambda f: lower_matrix_fragments(f, target.kind)),
         *_lowering_passes(check_bounds),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", unroll_loop),

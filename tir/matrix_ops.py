@@ -117,3 +117,12 @@ def written_buffers(call: Call) -> list[Buffer]:
     """Buffers a matrix operation writes."""
     op = MATRIX_OPS[call.op]
     return [call.args[p].args[0].buffer for p in op.written_positions]
+
+
+def matrix_flops(expr: PrimExpr) -> int:
+    """Floating-point operations of one matrix operation (``2 m n k`` for mma, none for the others)."""
+    op = matrix_op_of(expr)
+    if op is None or op.kind != "mma":
+        return 0
+    a, b = tile_shape(expr.args[1]), tile_shape(expr.args[2])
+    return 2 * a[0] * a[1] * b[1] if a is not None and b is not None else 0

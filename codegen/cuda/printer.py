@@ -5,7 +5,8 @@ threads per block, so NVRTC and nvcc know the register budget; buffers are
 ``T* __restrict__`` (``const T* __restrict__`` when the kernel only reads
 them, so loads may go through the read-only cache); shared buffers
 are ``__shared__`` arrays (16-byte aligned when read or written as float4);
-``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
+``__syncthreads()`` is the barrier. ``wmma.*`` fragments are arrays of
+``wmma::fragment`` used by the WMMA functions (tir/matrix_ops.py). CUDA's vector types have no arithmetic
 operators, so the source defines the ones it uses.
 """
 
@@ -26,6 +27,14 @@ VECTOR_TYPES = {
 } | {"float16x2": "half2"}
 
 
+# Fragment scope -> (WMMA fragment kind, layout argument); operands are row major.
+WMMA_FRAGMENTS = {
+    "wmma.matrix_a": ("matrix_a", ", wmma::row_major"),
+    "wmma.matrix_b": ("matrix_b", ", wmma::row_major"),
+    "wmma.accumulator": ("accumulator", ""),
+}
+
+
 class CUDAPrinter(CFamilyPrinter):
     vector_types = VECTOR_TYPES
     inf, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
@@ -38,6 +47,13 @@ class CUDAPrinter(CFamilyPrinter):
         return f'extern "C" __global__ void __launch_bounds__({threads}) {kernel.name}({params})'
 
     def declare_array(self, buffer: Buffer, size: int) -> str:
+        if buffer.scope in WMMA_FRAGMENTS:
+            self.needs.add("wmma")
+            kind, layout = WMMA_FRAGMENTS[buffer.scope]
+            element = self.type_of(buffer.dtype)
+            return (
+                f"wmma::fragment<wmma::{kind}, 16, 16, 16, {element}{layout}> {self.name_of(buffer)}[{size}];"
+            )
         align = "__align__(16) " if buffer in self.vector_buffers else ""
         shared = "__shared__ " if buffer.scope == "shared" else ""
         return f"{shared}{align}{self.type_of(buffer.dtype)} {self.name_of(buffer)}[{size}];"
@@ -49,6 +65,21 @@ class CUDAPrinter(CFamilyPrinter):
             return super().warp_intrinsic(node)
         mask, value, lane = (self.expr(a).text for a in node.args)
         return Code(f"{name}({mask}, {value}, {lane}, {self.target.warp_size})")
+
+    def matrix_op(self, kind: str, node: Call) -> str:
+        """WMMA: ``wmma::load_matrix_sync(F[i], &A[x], stride)``, ``store_matrix_sync``,
+        ``fill_fragment``, ``mma_sync(D, A, B, C)``."""
+        frag = self.fragment(node.args[0])
+        if kind == "fill":
+            return f"wmma::fill_fragment({frag}, {self.expr(node.args[1]).text});"
+        if kind == "load":
+            pointer, stride = self.tile_pointer(node.args[1])
+            return f"wmma::load_matrix_sync({frag}, {pointer}, {stride});"
+        if kind == "store":
+            pointer, stride = self.tile_pointer(node.args[1])
+            return f"wmma::store_matrix_sync({pointer}, {frag}, {stride}, wmma::mem_row_major);"
+        d, a, b, c = (self.fragment(arg) for arg in node.args)
+        return f"wmma::mma_sync({d}, {a}, {b}, {c});"
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"
@@ -76,6 +107,8 @@ def cuda_prelude(needs: set[str]) -> str:
     parts = []
     if "half" in needs:
         parts.append("#include <cuda_fp16.h>")
+    if "wmma" in needs:
+        parts += ["#include <mma.h>", "using namespace nvcuda;"]
     for need in sorted(needs):
         kind, _, rest = need.partition(":")
         if kind == "vector_op":

@@ -5,7 +5,9 @@ them) bound at ``[[buffer(i)]]`` in launch order; scalars are ``constant T&``; t
 kernel receives ``blockIdx`` (``threadgroup_position_in_grid``) and ``threadIdx``
 (``thread_position_in_threadgroup``) as ``uint3``; threadgroup memory is a
 ``threadgroup`` array declared at the start of a line; the barrier is
-``threadgroup_barrier(mem_flags::mem_threadgroup)``. Vector loads cast to a
+``threadgroup_barrier(mem_flags::mem_threadgroup)``. ``metal.simdgroup`` fragments
+are arrays of ``simdgroup_float8x8`` / ``simdgroup_half8x8``, used by the
+simdgroup_matrix functions (tir/matrix_ops.py). Vector loads cast to a
 pointer in the buffer's address space, as Metal requires. The Metal host
 simulator (``codegen/metal/sim``) compiles exactly this text.
 """
@@ -62,6 +64,9 @@ class MetalPrinter(CFamilyPrinter):
 
     def declare_array(self, buffer: Buffer, size: int) -> str:
         element = self.type_of(buffer.dtype)
+        if buffer.scope == "metal.simdgroup":
+            self.needs.add("simdgroup_matrix")
+            return f"simdgroup_{element}8x8 {self.name_of(buffer)}[{size}];"
         if buffer.scope == "shared":
             return f"threadgroup {element} {self.name_of(buffer)}[{size}];"
         align = "alignas(16) " if buffer in self.vector_buffers else ""
@@ -84,6 +89,20 @@ class MetalPrinter(CFamilyPrinter):
         _, value, lane = (self.expr(a).text for a in node.args)
         return Code(f"{name}({value}, (ushort)({lane}))")
 
+    def matrix_op(self, kind: str, node: Call) -> str:
+        """simdgroup_matrix: ``simdgroup_load(F[i], &A[x], stride)``, ``simdgroup_store``, a filled
+        matrix, ``simdgroup_multiply_accumulate(D, A, B, C)``."""
+        frag = self.fragment(node.args[0])
+        if kind == "fill":
+            dtype = node.args[0].args[0].buffer.dtype
+            value = self.expr(node.args[1]).text
+            return f"{frag} = make_filled_simdgroup_matrix<{self.type_of(dtype)}, 8, 8>({value});"
+        if kind in ("load", "store"):
+            pointer, stride = self.tile_pointer(node.args[1])
+            return f"simdgroup_{kind}({frag}, {pointer}, {stride});"
+        d, a, b, c = (self.fragment(arg) for arg in node.args)
+        return f"simdgroup_multiply_accumulate({d}, {a}, {b}, {c});"
+
     def min_max(self, which: str, node) -> Code:
         return self.call(which, [node.a, node.b])
 
@@ -91,4 +110,7 @@ class MetalPrinter(CFamilyPrinter):
 def metal_prelude(needs: set[str]) -> str:
     """``metal_stdlib`` and the helpers the kernels use."""
     helpers = [*integer_helpers(needs, "inline"), *check_helpers(needs, "inline", "long", "device ")]
-    return "\n".join(["#include <metal_stdlib>", "using namespace metal;", *helpers])
+    includes = ["#include <metal_stdlib>"]
+    if "simdgroup_matrix" in needs:
+        includes.append("#include <metal_simdgroup_matrix>")
+    return "\n".join([*includes, "using namespace metal;", *helpers])

@@ -33,6 +33,7 @@ from ..expr import (
 )
 from ..function import IRModule, PrimFunc, resolve_function
 from ..functor import child_fields, collect_vars, post_order_visit
+from ..matrix_ops import matrix_flops
 from ..stmt import (
     Allocate,
     BlockRealize,
@@ -156,7 +157,7 @@ class _Counter:
         if isinstance(s, Allocate):
             return self.stmt(s.body, instances, loops)
         if isinstance(s, Evaluate):
-            return 0
+            return self.times(matrix_flops(s.value), instances, loops)
         raise TypeError(f"flop_count does not know {type(s).__name__} statements")
 
     def times(self, flops: int, instances: int, loops: tuple[For, ...]) -> int:
