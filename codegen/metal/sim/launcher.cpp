@@ -66,7 +66,7 @@ struct SimdGroup {
 
 std::string describe_site(unsigned site) {
   static const char* const names[] = {"?", "simd_shuffle", "simd_shuffle_down", "simd_sum", "simd_product",
-                                      "simd_max", "simd_min", "?"};
+                                      "simd_max", "simd_min", "simdgroup_matrix operation"};
   return std::string(names[site % 8]) + " (MSL line " + std::to_string(site / 8) + ")";
 }
 
@@ -336,6 +336,10 @@ extern "C" TIR_SIM_INTERNAL void tir_sim_simd_exchange(const void* value, unsign
   if (current_lane != nullptr)
     current_lane->launch->exchange(current_lane->index, current_lane->group, value, bytes, site, gathered, lane,
                                    active);
+}
+
+extern "C" TIR_SIM_INTERNAL void tir_sim_fail(const char* message) {
+  if (current_lane != nullptr) current_lane->launch->fail(message);
 }
 
 extern "C" TIR_SIM_INTERNAL void tir_sim_misaligned_vector(const void* address, unsigned long bytes) {
