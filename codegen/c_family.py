@@ -58,6 +58,7 @@ from tir.functor import post_order_visit
 from tir.matrix_ops import matrix_op_of, written_buffers
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
+from tir.transform.lower_matrix_fragments import TILE_PTR
 
 from .errors import BuildError
 from .lanes import lane
@@ -179,6 +180,7 @@ class CFamilyPrinter:
         self.taken: set[str] = set()
         self.needs: set[str] = set()
         self.vector_buffers: set[Buffer] = set()
+        self.tile_buffers: set[Buffer] = set()
         self.read_only: set[Buffer] = set()
         self.used: set[Var] = set()
         self.launch_extents: dict[str, int] = {}
@@ -261,6 +263,7 @@ class CFamilyPrinter:
         """One GPU kernel (a codegen.kernels.DeviceKernel): signature, thread indices, body."""
         self.launch_extents = kernel.extents
         self.vector_buffers = vector_accessed_buffers(kernel.body)
+        self.tile_buffers = tile_buffers(kernel.body)
         self.read_only = {p for p in kernel.params if isinstance(p, Buffer)} - stored_buffers(kernel.body)
         for tag, var in kernel.thread_vars.items():
             self.name_of(var)
@@ -652,6 +655,18 @@ def check_helpers(needs: set[str], qualifier: str, int64: str, space: str = "") 
     if "check" not in needs:
         return []
     return [helper.format(q=qualifier, i=int64, s=space) for helper in _CHECK_HELPERS]
+
+
+def tile_buffers(body: Stmt) -> set[Buffer]:
+    """Buffers a matrix operation reads or writes as memory tiles (they need the unit's alignment)."""
+    found: set[Buffer] = set()
+
+    def visit(node) -> None:
+        if isinstance(node, Call) and node.op == TILE_PTR:
+            found.add(node.args[0].buffer)
+
+    post_order_visit(body, visit)
+    return found
 
 
 def vector_accessed_buffers(body: Stmt) -> set[Buffer]:

@@ -55,6 +55,8 @@ class CUDAPrinter(CFamilyPrinter):
                 f"wmma::fragment<wmma::{kind}, 16, 16, 16, {element}{layout}> {self.name_of(buffer)}[{size}];"
             )
         align = "__align__(16) " if buffer in self.vector_buffers else ""
+        if buffer in self.tile_buffers:  # WMMA loads and stores need 256-bit alignment
+            align = "__align__(32) "
         shared = "__shared__ " if buffer.scope == "shared" else ""
         return f"{shared}{align}{self.type_of(buffer.dtype)} {self.name_of(buffer)}[{size}];"
 
