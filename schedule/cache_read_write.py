@@ -258,7 +258,10 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_sco
         )
     # Step 2. Replace it everywhere under its allocating block by a buffer of the new scope.
     new_buffer = Buffer(
-        state.unique_name(f"{buffer.name}_{scope_name}"), buffer.shape, buffer.dtype, scope_name
+        state.unique_name(f"{buffer.name}_{scope_name.replace('.', '_')}"),
+        buffer.shape,
+        buffer.dtype,
+        scope_name,
     )
     body = substitute_buffers(owner.body, {buffer: new_buffer})
     init = substitute_buffers(owner.init, {buffer: new_buffer}) if owner.init is not None else None

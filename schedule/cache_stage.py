@@ -115,7 +115,7 @@ def points(indices) -> tuple[Range, ...]:
 
 def cache_buffer(state: ScheduleState, buffer: Buffer, scope: str, region, compact: bool) -> Buffer:
     shape = tuple(r.extent for r in region) if compact else buffer.shape
-    return Buffer(state.unique_name(f"{buffer.name}_{scope}"), shape, buffer.dtype, scope)
+    return Buffer(state.unique_name(f"{buffer.name}_{scope.replace('.', '_')}"), shape, buffer.dtype, scope)
 
 
 def shift(indices, region, compact: bool, analyzer: Analyzer):

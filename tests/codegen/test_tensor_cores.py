@@ -1,0 +1,183 @@
+"""Tensorized matmuls on matrix units: the Metal host simulator, nvcc, the lowering's checks, FLOPs.
+
+The hand schedule (tensor_core_schedules.py) runs each supported dtype pair through
+the Metal simulator, whose simdgroup_matrix operations are collective over the
+simdgroup, against numpy on random inputs; the CUDA WMMA kernel compiles with nvcc
+for sm_90 and runs on a GPU under ``pytest -m gpu`` (test_gpu_tensor_cores.py).
+"""
+# ruff: noqa: E501  (the MSL source is spelled as the printer emits it, one statement per line)
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tir
+from codegen import BuildError, build
+from codegen.build import generate_source
+from codegen.cuda import nvcc
+from codegen.errors import LaunchError
+from codegen.metal.sim import load
+from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
+from codegen.target import Target
+from schedule import Schedule
+from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
+from tuner import workloads
+
+# dtype pair -> (rtol, atol) against a float64 numpy product of the same (rounded) inputs
+TOLERANCE = {
+    ("float32", "float32"): (1e-5, 1e-5),
+    ("float16", "float16"): (1e-2, 1e-2),
+    ("float16", "float32"): (1e-5, 1e-5),
+}
+
+
+def matmul_for(in_dtype: str, acc_dtype: str, M: int, N: int, K: int):
+    return mixed_matmul(M, N, K) if in_dtype != acc_dtype else workloads.matmul(M, N, K, in_dtype)
+
+
+def random_operands(in_dtype: str, acc_dtype: str, M: int, N: int, K: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    a = (rng.random((M, K)) - 0.5).astype(in_dtype)
+    b = (rng.random((K, N)) - 0.5).astype(in_dtype)
+    c = np.full((M, N), 1000.0, acc_dtype)  # garbage: every element must be written
+    return a, b, c
+
+
+@pytest.mark.parametrize("dtypes", sorted(TOLERANCE), ids=lambda d: f"{d[0]}-{d[1]}")
+def test_tensorized_matmul_on_the_metal_simulator(dtypes):
+    M, N, K = 48, 32, 40
+    sch = tensorized_matmul(matmul_for(*dtypes, M, N, K), "metal", frags=(2, 2, 1))
+    a, b, c = random_operands(*dtypes, M, N, K)
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    rtol, atol = TOLERANCE[dtypes]
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=rtol, atol=atol)
+
+
+def test_tensorized_matmul_matches_the_executor():
+    sch = tensorized_matmul(matmul_for("float16", "float32", 32, 32, 32), "metal", frags=(1, 2, 2))
+    a, b, c = random_operands("float16", "float32", 32, 32, 32)
+    c_exec = c.copy()
+    tir.interpret(sch.mod["main"], a, b, c_exec)
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    np.testing.assert_allclose(c, c_exec, rtol=1e-6, atol=1e-6)
+
+
+def test_tensorized_matmul_counts_its_flops():
+    sch = tensorized_matmul(workloads.matmul(32, 32, 32), "metal")
+    assert tir.flop_count(sch.mod["main"]) == 2 * 32**3
+
+
+def test_metal_source_uses_simdgroup_matrices():
+    source, _ = generate_source(tensorized_matmul(workloads.matmul(32, 32, 32), "metal").mod, "metal")
+    assert "#include <metal_simdgroup_matrix>" in source
+    assert "simdgroup_float8x8 C_metal_simdgroup[4];" in source
+    assert "simdgroup_multiply_accumulate(" in source and "device float* C" in source
+
+
+@pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")
+@pytest.mark.parametrize("size", [(64, 64, 64), (128, 96, 80)])
+def test_wmma_matmul_compiles_with_nvcc(size):
+    sch = tensorized_matmul(mixed_matmul(*size), "cuda")
+    source, _ = generate_source(sch.mod, "cuda")
+    assert "wmma::mma_sync(" in source and "__shared__ __align__(32) half A_shared" in source
+    assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+
+
+def test_wmma_matmul_matches_numpy_in_the_executor():
+    sch = tensorized_matmul(mixed_matmul(32, 64, 48), "cuda", frags=(1, 2, 1))
+    a, b, c = random_operands("float16", "float32", 32, 64, 48)
+    tir.interpret(sch.mod["main"], a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- what the lowering rejects
+
+
+def test_a_fragment_touched_outside_an_intrinsic_is_a_build_error():
+    sch = Schedule(workloads.matmul(16, 16, 16))
+    sch.cache_write(sch.get_block("C"), 0, "metal.simdgroup")
+    with pytest.raises(
+        BuildError,
+        match=r"fragment C_metal_simdgroup \(scope 'metal.simdgroup'\) is read or written outside a matrix operation",
+    ):
+        generate_source(sch.mod, "metal")
+
+
+def test_a_metal_intrinsic_in_a_cuda_build_is_a_build_error():
+    sch = tensorized_matmul(workloads.matmul(16, 16, 16), "metal", frags=(1, 1, 1))
+    with pytest.raises(
+        BuildError, match="simdgroup_fill is a metal matrix operation; this build targets cuda"
+    ):
+        generate_source(sch.mod, "cuda")
+
+
+def test_matrix_operations_have_no_c_spelling():
+    sch = tensorized_matmul(workloads.matmul(16, 16, 16), "metal", frags=(1, 1, 1))
+    with pytest.raises(BuildError, match="this build targets c"):
+        generate_source(sch.mod, "c")
+
+
+# ---------------------------------------------------------------- the simulator's collective semantics
+
+_MATRIX_SOURCE = """#include <metal_stdlib>
+#include <metal_simdgroup_matrix>
+using namespace metal;
+
+kernel void partial_kernel0(device float* A [[buffer(0)]], uint3 blockIdx [[threadgroup_position_in_grid]], uint3 threadIdx [[thread_position_in_threadgroup]]) {
+  simdgroup_float8x8 m[1];
+  simdgroup_load(m[0], &A[0], 8);
+  simdgroup_store(m[0], &A[0], 8);
+}
+
+kernel void divergent_kernel0(device float* A [[buffer(0)]], uint3 blockIdx [[threadgroup_position_in_grid]], uint3 threadIdx [[thread_position_in_threadgroup]]) {
+  simdgroup_float8x8 m[1];
+  if (threadIdx.x < 16) {
+    simdgroup_load(m[0], &A[0], 8);
+  }
+}
+
+kernel void transpose_kernel0(device float* A [[buffer(0)]], uint3 blockIdx [[threadgroup_position_in_grid]], uint3 threadIdx [[thread_position_in_threadgroup]]) {
+  simdgroup_float8x8 m[2];
+  simdgroup_load(m[0], &A[0], 8);
+  m[1] = make_filled_simdgroup_matrix<float, 8, 8>(2.0f);
+  simdgroup_multiply_accumulate(m[0], m[0], m[1], m[0]);
+  simdgroup_store(m[0], &A[64], 8);
+}
+"""
+
+
+def _function(name: str, threads: int, elements: int) -> CompiledFunction:
+    launch = KernelLaunch(f"{name}_kernel0", (1, 1, 1), (threads, 1, 1), ("A",))
+    return CompiledFunction(name, (BufferSpec("A", "float32", (elements,)),), flops=1, launches=(launch,))
+
+
+@pytest.fixture(scope="module")
+def matrix_module():
+    functions = [
+        _function("partial", 40, 64),
+        _function("divergent", 32, 64),
+        _function("transpose", 32, 128),
+    ]
+    return load(_MATRIX_SOURCE, functions, Target.parse("metal"), barrier_timeout_s=2.0)
+
+
+def test_simdgroup_matrix_operations_compute_on_the_simulator(matrix_module):
+    a = np.random.default_rng(1).random(128).astype(np.float32)
+    expected = a[:64].reshape(8, 8) @ np.full((8, 8), 2.0, np.float32) + a[:64].reshape(8, 8)
+    matrix_module.run("transpose", [a])
+    np.testing.assert_allclose(a[64:].reshape(8, 8), expected, rtol=1e-6)
+
+
+def test_a_partial_simdgroup_is_rejected(matrix_module):
+    with pytest.raises(
+        LaunchError, match=r"simdgroup_matrix operation \(MSL line \d+\) in a simdgroup of 8 threads"
+    ):
+        matrix_module.run("partial", [np.ones(64, np.float32)])
+
+
+def test_a_matrix_operation_reached_by_part_of_a_simdgroup_is_rejected(matrix_module):
+    with pytest.raises(
+        LaunchError, match=r"divergent simdgroup function: .* wait at simdgroup_matrix operation"
+    ):
+        matrix_module.run("divergent", [np.ones(64, np.float32)])
