@@ -185,6 +185,9 @@ def blockize_loop(state: ScheduleState, loop: For, preserve_unit_iters: bool) ->
         block.alloc_buffers,
         block.annotations,
     )
+    if block.init is not None:  # without its init the block reads what it accumulates into
+        reads, writes = infer_access_regions(inner_block)
+        inner_block = replace(inner_block, reads=reads, writes=writes)
     inner_realize = BlockRealize(tuple(s.inner_value for s in inner_iters), realize.predicate, inner_block)
     outer_body = _rebuild_loops(loops, inner_realize)
     outer_block = Block(

@@ -293,6 +293,12 @@ def tensorize_block(state: ScheduleState, block: Block, intrin_name: str) -> Non
     except KeyError as err:
         raise TensorIntrinNotFoundError(str(err.args[0]), block) from None
     matcher = _Matcher(block, intrin_name)
+    if block.init is not None:  # the intrinsic replaces the body only; the init would be lost
+        raise matcher._fail(
+            TensorizeBodyMismatchError,
+            "it has an init (the start of its reduction); decompose_reduction first and tensorize the init "
+            "block with a fill intrinsic",
+        )
     matcher.match(intrin_body(intrin.desc, intrin_name))
     unused = [b.name for b in intrin.desc.buffer_params if b not in matcher.buffers]
     if unused:
@@ -302,7 +308,7 @@ def tensorize_block(state: ScheduleState, block: Block, intrin_name: str) -> Non
         for impl_buf, desc_buf in zip(intrin.impl.buffer_params, intrin.desc.buffer_params)
     }
     body = _ImplBinder(binding, Analyzer()).visit(intrin_body(intrin.impl, intrin_name))
-    state.replace({block: replace(block, body=body, init=None)})
+    state.replace({block: replace(block, body=body)})
 
 
 @primitive()
