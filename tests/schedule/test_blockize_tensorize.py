@@ -1,6 +1,7 @@
 """blockize and tensorize: expected scripts, trace round trips, numbers, and each kind of mismatch."""
 
-# ruff: noqa: F821, B007  (script names only the parser resolves; loops a block ignores on purpose)
+# ruff: noqa: F821, F841, B007, E501  (script names only the parser resolves; unit iterators and loops a block
+# ignores on purpose; scripts spelled as the printer prints them)
 
 from __future__ import annotations
 
