@@ -1,0 +1,92 @@
+"""float16 matmul on tensor cores: our WMMA hand schedule against cuBLAS (torch.matmul) and Triton, one run.
+
+    python benchmarks/tensorcore_matmul.py                     # GPU machine: 1024^3 and 4096^3
+    python benchmarks/tensorcore_matmul.py --sizes 2048 --frags 4,4,2
+
+C (float32) = A @ B with A, B float16, products accumulated in float32, for every
+tile configuration in ``--frags`` (fragments of C per thread block along M and N,
+and along K per step; tests/codegen/tensor_core_schedules.py). Every kernel's
+result is checked against float64 numpy before it is timed. torch.matmul gets
+float16 operands and gives float16 (cuBLAS accumulates in float32); Triton's
+kernel is benchmarks/triton_matmul.py's with float16 operands and a float32 C.
+Not yet tuned: the tuner has no tensor-core rule (docs/ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.gemm import cuda_event_seconds  # noqa: E402
+from codegen import build  # noqa: E402
+from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul  # noqa: E402
+
+
+def check(result: np.ndarray, a: np.ndarray, b: np.ndarray, what: str) -> None:
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    error = np.abs(result.astype(np.float64) - expected).max() / np.abs(expected).max()
+    if error > 2e-3:
+        raise SystemExit(f"{what}: wrong result (max relative error {error:.2e})")
+
+
+def anchors(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    import torch
+
+    from benchmarks.triton_matmul import triton_matmul
+
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    results = {}
+    for name, fn in (
+        ("cuBLAS fp16", lambda: torch.matmul(ta, tb)),
+        ("Triton fp16", lambda: triton_matmul(ta, tb)),
+    ):
+        check(fn().float().cpu().numpy(), a, b, name)
+        results[name] = cuda_event_seconds(fn)
+    return results
+
+
+def run(n: int, frag_configs: list[tuple[int, int, int]]) -> None:
+    rng = np.random.default_rng(0)
+    a = (rng.random((n, n)) - 0.5).astype(np.float16)
+    b = (rng.random((n, n)) - 0.5).astype(np.float16)
+    rows = []
+    for frags in frag_configs:
+        module = build(tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags=frags).mod, "cuda")
+        c = np.zeros((n, n), np.float32)
+        module["main"](a, b, c)
+        name = f"WMMA frags {frags}"
+        check(c, a, b, name)
+        rows.append((name, module.benchmark("main", a, b, c, repeat=7).seconds))
+        device = module.device_name
+    rows += list(anchors(a, b).items())
+    best_cublas = dict(rows)["cuBLAS fp16"]
+    for name, seconds in rows:
+        tflops = 2 * n**3 / seconds / 1e12
+        ratio = best_cublas / seconds
+        print(f"  {n}^3 {name:<26} {seconds * 1e3:9.3f} ms {tflops:8.1f} TFLOPS {ratio:6.2f}x cuBLAS")
+    print(f"  device: {device}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1024,4096", help="comma-separated n for n^3")
+    parser.add_argument(
+        "--frags",
+        default="2,2,1;4,4,2;4,2,2;2,4,4",
+        help="semicolon-separated M,N,K fragment counts per block",
+    )
+    args = parser.parse_args()
+    configs = [tuple(int(x) for x in c.split(",")) for c in args.frags.split(";")]
+    for n in (int(s) for s in args.sizes.split(",")):
+        run(n, configs)
+
+
+if __name__ == "__main__":
+    main()

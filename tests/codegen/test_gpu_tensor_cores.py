@@ -1,0 +1,35 @@
+"""On an NVIDIA GPU (``pytest -m gpu``; benchmarks/tensor_core_gpu_check.sh): matmuls on tensor cores.
+
+The WMMA hand schedule (tensor_core_schedules.py) is built for "cuda", run through
+CuPy on random float16 inputs and compared with numpy's float64 product of the same
+inputs (float32 accumulation: a tolerance that fits K products of halves). Skipped
+where CuPy or a GPU is missing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codegen import RuntimeUnavailableError, build
+from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
+from tests.codegen.test_tensor_cores import random_operands
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize(
+    ("size", "frags"),
+    [((64, 64, 64), (2, 2, 1)), ((256, 128, 192), (2, 4, 2)), ((1024, 1024, 1024), (4, 4, 2))],
+)
+def test_wmma_matmul_on_the_gpu(size, frags):
+    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=frags)
+    try:
+        module = build(sch.mod, "cuda")
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    a, b, c = random_operands("float16", "float32", *size)
+    module["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-3, atol=1e-3)
+    assert module.benchmark("main", a, b, c, repeat=3).gflops > 0
