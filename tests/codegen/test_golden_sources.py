@@ -15,6 +15,8 @@ import pytest
 from codegen.build import generate_source
 from tests.codegen.cross_thread_schedules import cross_thread_softmax
 from tests.codegen.seed_kernels import SEED_KERNELS
+from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
+from tuner import workloads
 
 GOLDEN = Path(__file__).parent / "golden"
 SUFFIX = {"c": "c", "cuda": "cu", "metal": "metal"}
@@ -59,3 +61,11 @@ def test_golden_cross_thread_softmax(target, request):
         path.write_text(source)
     assert path.exists(), f"{path} is missing; run pytest {__file__} --update-golden and review it"
     assert source == path.read_text(), f"{path.name} changed; review and rerun with --update-golden"
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_tensorized_matmul(target, request):
+    """The hand tensor-core matmul: simdgroup_matrix 8x8x8 (Metal, float32), WMMA 16x16x16 (CUDA, half in)."""
+    mod = workloads.matmul(64, 64, 64) if target == "metal" else mixed_matmul(64, 64, 64)
+    source, _ = generate_source(tensorized_matmul(mod, target).mod, target)
+    assert_matches_golden(source, f"matmul_tensorized.{SUFFIX[target]}", request)
