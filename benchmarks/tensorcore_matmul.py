@@ -1,12 +1,13 @@
 """float16 matmul on tensor cores: our WMMA hand schedule against cuBLAS (torch.matmul) and Triton, one run.
 
     python benchmarks/tensorcore_matmul.py                     # GPU machine: 1024^3 and 4096^3
-    python benchmarks/tensorcore_matmul.py --sizes 2048 --frags 4,4,2
+    python benchmarks/tensorcore_matmul.py --sizes 2048 --configs "4,4,2/2,2"
 
 C (float32) = A @ B with A, B float16, products accumulated in float32, for every
-tile configuration in ``--frags`` (fragments of C per thread block along M and N,
-and along K per step; tests/codegen/tensor_core_schedules.py). Every kernel's
-result is checked against float64 numpy before it is timed. torch.matmul gets
+tile configuration in ``--configs`` (tests/codegen/tensor_core_schedules.py). Every kernel's
+result is checked against float64 numpy before it is timed. Each config is the
+fragments of C per warp (M, N) and per k step, then the warps per thread block
+(M, N); the shared-memory fetches load half2 vectors. torch.matmul gets
 float16 operands and gives float16 (cuBLAS accumulates in float32); Triton's
 kernel is benchmarks/triton_matmul.py's with float16 operands and a float32 C.
 Not yet tuned: the tuner has no tensor-core rule (docs/ARCHITECTURE.md).
@@ -50,16 +51,17 @@ def anchors(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     return results
 
 
-def run(n: int, frag_configs: list[tuple[int, int, int]]) -> None:
+def run(n: int, configs: list[tuple[tuple[int, int, int], tuple[int, int]]]) -> None:
     rng = np.random.default_rng(0)
     a = (rng.random((n, n)) - 0.5).astype(np.float16)
     b = (rng.random((n, n)) - 0.5).astype(np.float16)
     rows = []
-    for frags in frag_configs:
-        module = build(tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags=frags).mod, "cuda")
+    for frags, warps in configs:
+        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags=frags, warps=warps, vector=2)
+        module = build(sch.mod, "cuda")
         c = np.zeros((n, n), np.float32)
         module["main"](a, b, c)
-        name = f"WMMA frags {frags}"
+        name = f"WMMA {frags} x {warps}"
         check(c, a, b, name)
         rows.append((name, module.benchmark("main", a, b, c, repeat=7).seconds))
         device = module.device_name

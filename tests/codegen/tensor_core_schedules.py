@@ -1,12 +1,13 @@
 """Hand schedules that run matmuls on matrix units, shared by the tests, the golden sources and the benchmark.
 
-``tensorized_matmul(mod, target)`` tiles C into one tile per thread block (one
-simdgroup / warp of 32 threads), stages A and B tiles in shared memory (fetched by
-the 32 threads together), loads them into fragments and multiplies them with the
-target's intrinsics (tir/tensor_intrin): Metal simdgroup_matrix 8x8x8, CUDA WMMA
-16x16x16. The accumulator lives in a fragment, zeroed by the fill intrinsic
-(decompose_reduction) and stored to C at the end. ``mixed_matmul`` is the float16
-x float16 -> float32 workload the half intrinsics with float accumulators match.
+``tensorized_matmul(mod, target)`` tiles C over thread blocks of one or more
+simdgroups / warps of 32 threads (threadIdx.y picks the warp), stages A and B tiles
+in shared memory (fetched by all the block's threads together), loads each warp's
+tiles into fragments and multiplies them with the target's intrinsics
+(tir/tensor_intrin): Metal simdgroup_matrix 8x8x8, CUDA WMMA 16x16x16. The
+accumulator lives in a fragment, zeroed by the fill intrinsic (decompose_reduction)
+and stored to C at the end. ``mixed_matmul`` is the float16 x float16 -> float32
+workload that the half intrinsics with float accumulators match.
 """
 
 from __future__ import annotations
@@ -66,31 +67,46 @@ def intrinsic_names(target: str, in_dtype: str, acc_dtype: str) -> dict[str, str
     }
 
 
-def tensorized_matmul(mod: IRModule, target: str, frags: tuple[int, int, int] = (2, 2, 1)) -> Schedule:
-    """``mod``'s matmul block "C" on ``target``'s matrix unit; each thread block computes
-    ``frags[0] x frags[1]`` tiles of C, ``frags[2]`` tiles deep per step of k."""
+def tensorized_matmul(
+    mod: IRModule,
+    target: str,
+    frags: tuple[int, int, int] = (2, 2, 1),
+    warps: tuple[int, int] = (1, 1),
+    vector: int = 1,
+) -> Schedule:
+    """``mod``'s matmul block "C" on ``target``'s matrix unit. A thread block has ``warps[0] x
+    warps[1]`` simdgroups (warps) on threadIdx.y, 32 lanes each on threadIdx.x; each computes
+    ``frags[0] x frags[1]`` tiles of C, ``frags[2]`` tiles deep per step of k. The block's A and
+    B tiles are fetched into shared memory by all its threads together, ``vector`` elements
+    per thread and load."""
     tile, (scope_a, scope_b, scope_c) = _TARGETS[target]
     func = mod["main"]
     A, B, C = func.buffer_params
     names = intrinsic_names(target, A.dtype, C.dtype)
+    threads_y = warps[0] * warps[1]
     sch = Schedule(mod)
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
-    i0, i1, i2 = sch.split(i, [None, frags[0], tile])
-    j0, j1, j2 = sch.split(j, [None, frags[1], tile])
+    i0, iw, i1, i2 = sch.split(i, [None, warps[0], frags[0], tile])
+    j0, jw, j1, j2 = sch.split(j, [None, warps[1], frags[1], tile])
     k0, k1, k2 = sch.split(k, [None, frags[2], tile])
-    sch.reorder(i0, j0, k0, i1, j1, k1, i2, j2, k2)
+    sch.reorder(i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
+    sch.bind(sch.fuse(iw, jw), "threadIdx.y")
     c_frag = sch.cache_write(block, 0, scope_c)
-    sch.reverse_compute_at(c_frag, j0)
+    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2])
     for index, scope, load in ((0, scope_a, names["load_a"]), (1, scope_b, names["load_b"])):
-        shared = sch.cache_read(block, index, "shared")
-        sch.compute_at(shared, k0)
-        fused = sch.fuse(*sch.get_loops(shared)[3:])
-        _, lanes = sch.split(fused, [None, 32])
-        sch.bind(lanes, "threadIdx.x")
-        fragment = sch.cache_read(block, index, scope)  # lands under k0, after the shared copy
+        fragment = sch.cache_read(block, index, scope)
+        sch.compute_at(fragment, k0)  # one warp's tiles: fragments are never shared between warps
+        shared = sch.cache_read(fragment, 0, "shared")
+        sch.compute_at(shared, k0)  # the whole block's tile: shared memory is
+        fused = sch.fuse(*sch.get_loops(shared)[4:])
+        _, ty, tx, lanes = sch.split(fused, [None, threads_y, 32, vector])
+        sch.bind(ty, "threadIdx.y")
+        sch.bind(tx, "threadIdx.x")
+        if vector > 1:
+            sch.vectorize(lanes)
         _tensorize_tiles(sch, fragment, tile, load)
     _tensorize_tiles(sch, c_frag, tile, names["store"])
     init = sch.decompose_reduction(block, k0)

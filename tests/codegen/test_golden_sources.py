@@ -66,6 +66,7 @@ def test_golden_cross_thread_softmax(target, request):
 @pytest.mark.parametrize("target", ["cuda", "metal"])
 def test_golden_tensorized_matmul(target, request):
     """The hand tensor-core matmul: simdgroup_matrix 8x8x8 (Metal, float32), WMMA 16x16x16 (CUDA, half in)."""
-    mod = workloads.matmul(64, 64, 64) if target == "metal" else mixed_matmul(64, 64, 64)
-    source, _ = generate_source(tensorized_matmul(mod, target).mod, target)
+    mod = workloads.matmul(64, 64, 64) if target == "metal" else mixed_matmul(128, 128, 128)
+    sch = tensorized_matmul(mod, target, frags=(2, 2, 2), warps=(2, 2), vector=2)
+    source, _ = generate_source(sch.mod, target)
     assert_matches_golden(source, f"matmul_tensorized.{SUFFIX[target]}", request)

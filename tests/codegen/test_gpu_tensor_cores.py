@@ -19,11 +19,15 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize(
-    ("size", "frags"),
-    [((64, 64, 64), (2, 2, 1)), ((256, 128, 192), (2, 4, 2)), ((1024, 1024, 1024), (4, 4, 2))],
+    ("size", "frags", "warps"),
+    [
+        ((64, 64, 64), (2, 2, 1), (1, 1)),
+        ((256, 128, 192), (2, 2, 2), (2, 2)),
+        ((1024, 1024, 1024), (2, 4, 2), (4, 2)),
+    ],
 )
-def test_wmma_matmul_on_the_gpu(size, frags):
-    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=frags)
+def test_wmma_matmul_on_the_gpu(size, frags, warps):
+    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=frags, warps=warps, vector=2)
     try:
         module = build(sch.mod, "cuda")
         module.loaded  # noqa: B018

@@ -45,9 +45,14 @@ def random_operands(in_dtype: str, acc_dtype: str, M: int, N: int, K: int, seed:
 
 
 @pytest.mark.parametrize("dtypes", sorted(TOLERANCE), ids=lambda d: f"{d[0]}-{d[1]}")
-def test_tensorized_matmul_on_the_metal_simulator(dtypes):
-    M, N, K = 48, 32, 40
-    sch = tensorized_matmul(matmul_for(*dtypes, M, N, K), "metal", frags=(2, 2, 1))
+@pytest.mark.parametrize(
+    ("size", "frags", "warps", "vector"),
+    [((48, 32, 40), (2, 2, 1), (1, 1), 1), ((64, 96, 48), (2, 2, 2), (2, 3), 2)],
+    ids=["one-simdgroup", "six-simdgroups"],
+)
+def test_tensorized_matmul_on_the_metal_simulator(dtypes, size, frags, warps, vector):
+    M, N, K = size
+    sch = tensorized_matmul(matmul_for(*dtypes, M, N, K), "metal", frags=frags, warps=warps, vector=vector)
     a, b, c = random_operands(*dtypes, M, N, K)
     build(sch.mod, "metal", device="sim")["main"](a, b, c)
     rtol, atol = TOLERANCE[dtypes]
@@ -76,17 +81,17 @@ def test_metal_source_uses_simdgroup_matrices():
 
 
 @pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")
-@pytest.mark.parametrize("size", [(64, 64, 64), (128, 96, 80)])
-def test_wmma_matmul_compiles_with_nvcc(size):
-    sch = tensorized_matmul(mixed_matmul(*size), "cuda")
+@pytest.mark.parametrize(("size", "warps"), [((64, 64, 64), (1, 1)), ((128, 128, 96), (2, 2))])
+def test_wmma_matmul_compiles_with_nvcc(size, warps):
+    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=(2, 2, 2), warps=warps, vector=2)
     source, _ = generate_source(sch.mod, "cuda")
     assert "wmma::mma_sync(" in source and "__shared__ __align__(32) half A_shared" in source
     assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
 
 
 def test_wmma_matmul_matches_numpy_in_the_executor():
-    sch = tensorized_matmul(mixed_matmul(32, 64, 48), "cuda", frags=(1, 2, 1))
-    a, b, c = random_operands("float16", "float32", 32, 64, 48)
+    sch = tensorized_matmul(mixed_matmul(64, 64, 48), "cuda", frags=(1, 2, 1), warps=(2, 1))
+    a, b, c = random_operands("float16", "float32", 64, 64, 48)
     tir.interpret(sch.mod["main"], a, b, c)
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
 
