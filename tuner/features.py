@@ -30,7 +30,7 @@ from tir.analysis.flops import expr_flops
 from tir.arith import Analyzer
 from tir.arith.canonical import Simplifier
 from tir.arith.const_bound import ConstIntBound
-from tir.buffer import Buffer
+from tir.buffer import Buffer, storage_class
 from tir.expr import (
     EQ,
     And,
@@ -361,7 +361,7 @@ class _FeatureWalker:
     def _allocate(self, node: Allocate) -> None:
         if node.buffer.scope == "shared":
             self.kernel.shared_bytes += static_bytes(node.buffer)
-        elif node.buffer.scope == "local":
+        elif storage_class(node.buffer.scope) == "local":
             self.kernel.local_bytes += static_bytes(node.buffer)
         self.stmt(node.body)
 
@@ -463,7 +463,7 @@ class _FeatureWalker:
             self._access(load.buffer, load.indices, load.dtype, "L")
 
     def _access(self, buffer: Buffer, indices: tuple[PrimExpr, ...], dtype: str, kind: str) -> None:
-        scope = buffer.scope
+        scope = storage_class(buffer.scope)  # a fragment (a matrix operation's tile) counts as registers
         nbytes = _dt.bytes_of(dtype) * self.trips
         self.bytes[scope, kind] += nbytes
         lanes = _dt.lanes_of(dtype) * math.prod(f.extent for f in self.loops if f.kind is ForKind.VECTORIZED)

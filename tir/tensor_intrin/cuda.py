@@ -4,9 +4,10 @@ Registered names (``TensorIntrin.get``), for ``src`` in shared and global:
 
 - ``wmma_load_16x16x16_f16_a_{src}`` / ``..._b_{src}``: a half tile into a ``wmma.matrix_a`` /
   ``wmma.matrix_b`` fragment (row major)
-- ``wmma_fill_16x16x16_f32``: a ``wmma.accumulator`` fragment set to zero
+- ``wmma_fill_16x16x16_{f32,f16}``: a ``wmma.accumulator`` fragment set to zero
 - ``wmma_sync_16x16x16_f16f32``: ``C += A @ B``, half inputs, float accumulator
-- ``wmma_store_16x16x16_f32_{src}``: an accumulator fragment to memory
+- ``wmma_sync_16x16x16_f16``: ``C += A @ B``, half inputs, half accumulator
+- ``wmma_store_16x16x16_{f32,f16}_{src}``: an accumulator fragment to memory
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ _A, _B, _ACC = "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"
 for _src in ("shared", "global"):
     register_load(f"wmma_load_16x16x16_f16_a_{_src}", "wmma_load_matrix_sync", 16, 16, "float16", _src, _A)
     register_load(f"wmma_load_16x16x16_f16_b_{_src}", "wmma_load_matrix_sync", 16, 16, "float16", _src, _B)
-    register_store(f"wmma_store_16x16x16_f32_{_src}", "wmma_store_matrix_sync", 16, 16, "float32", _ACC, _src)
-register_fill("wmma_fill_16x16x16_f32", "wmma_fill_fragment", 16, 16, "float32", _ACC)
+for _short, _acc in (("f32", "float32"), ("f16", "float16")):
+    for _src in ("shared", "global"):
+        register_store(
+            f"wmma_store_16x16x16_{_short}_{_src}", "wmma_store_matrix_sync", 16, 16, _acc, _ACC, _src
+        )
+    register_fill(f"wmma_fill_16x16x16_{_short}", "wmma_fill_fragment", 16, 16, _acc, _ACC)
 register_mma("wmma_sync_16x16x16_f16f32", "wmma_mma_sync", (16, 16, 16), "float16", "float32", (_A, _B, _ACC))
+register_mma("wmma_sync_16x16x16_f16", "wmma_mma_sync", (16, 16, 16), "float16", "float16", (_A, _B, _ACC))

@@ -2,7 +2,9 @@
 
 ``sample(mod, seed)`` applies the rules to a fresh ``Schedule``: auto-inline first
 (auto_inline.py), then one rule per block left at the root, chosen by the block's
-structure (structure.py): multi-level tiling for reductions with data reuse,
+structure (structure.py): tensor-core tiling for a matmul whose dtypes a GPU
+target's matrix intrinsics take (tensor_core.py), multi-level tiling for other
+reductions with data reuse,
 the simple reduction rule for other reductions, the elementwise rule for the rest,
 each in its GPU or CPU variant by the target. Every size, vector width, thread count
 and unroll depth comes from a sampling primitive, so ``sch.trace`` is the candidate:
@@ -36,6 +38,7 @@ from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduct
 from .limits import SpaceError, check_limits
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
+from .tensor_core import tensor_core_applies, tensor_core_gpu
 
 # Instructions that only make a loop faster, never change what it computes: a replay may skip
 # one that the replayed decisions make illegal.
@@ -47,6 +50,7 @@ Rule = Callable[[Schedule, str, Target], None]
 
 # Block kind -> (GPU rule, CPU rule).
 _RULES: dict[BlockKind, tuple[Rule, Rule]] = {
+    BlockKind.TENSOR_CORE: (tensor_core_gpu, multi_level_tiling_cpu),
     BlockKind.MULTI_LEVEL_TILING: (multi_level_tiling_gpu, multi_level_tiling_cpu),
     BlockKind.REDUCTION: (reduction_gpu, reduction_cpu),
     BlockKind.ELEMENTWISE: (elementwise_gpu, elementwise_cpu),
@@ -116,6 +120,8 @@ class SpaceGenerator:
             if block is None:  # folded into an earlier block's epilogue
                 continue
             kind = fallback.get(name) or classify(sch, block)
+            if kind is BlockKind.MULTI_LEVEL_TILING and name not in fallback:
+                kind = BlockKind.TENSOR_CORE if tensor_core_applies(sch, block, self.target) else kind
             if kind is BlockKind.UNSCHEDULED:
                 continue
             try:

@@ -25,6 +25,7 @@ UNROLL_KEY = "pragma_auto_unroll_max_step"
 class BlockKind(Enum):
     """The rule a block gets (UNSCHEDULED: none; the lowering binds what is left on a GPU)."""
 
+    TENSOR_CORE = "tensor_core"
     MULTI_LEVEL_TILING = "multi_level_tiling"
     REDUCTION = "reduction"
     ELEMENTWISE = "elementwise"
@@ -33,6 +34,7 @@ class BlockKind(Enum):
 
 # A rule that fails on a block hands it to the next simpler one.
 FALLBACK = {
+    BlockKind.TENSOR_CORE: BlockKind.MULTI_LEVEL_TILING,
     BlockKind.MULTI_LEVEL_TILING: BlockKind.REDUCTION,
     BlockKind.REDUCTION: BlockKind.UNSCHEDULED,
     BlockKind.ELEMENTWISE: BlockKind.UNSCHEDULED,

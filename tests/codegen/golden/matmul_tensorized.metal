@@ -15,17 +15,17 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
   threadgroup float B_shared[512];
   simdgroup_float8x8 C_metal_simdgroup[4];
   #pragma unroll
-  for (int i_2_init = 0; i_2_init < 2; ++i_2_init) {
+  for (int i_0_2_init = 0; i_0_2_init < 2; ++i_0_2_init) {
     #pragma unroll
-    for (int j_2_init = 0; j_2_init < 2; ++j_2_init) {
-      C_metal_simdgroup[i_2_init * 2 + j_2_init] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    for (int j_0_2_init = 0; j_0_2_init < 2; ++j_0_2_init) {
+      C_metal_simdgroup[i_0_2_init * 2 + j_0_2_init] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
     }
   }
-  for (int k_0 = 0; k_0 < 4; ++k_0) {
+  for (int k_0_0 = 0; k_0_0 < 4; ++k_0_0) {
     simdgroup_float8x8 A_metal_simdgroup[4];
     simdgroup_float8x8 B_metal_simdgroup[4];
     for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 2; ++ax0_ax1_fused_0) {
-      *(threadgroup float2*)(A_shared + ax0_ax1_fused_0 * 256 + threadIdx_y * 64 + threadIdx_x * 2) = *(device const float2*)(A + blockIdx_y * 2048 + ax0_ax1_fused_0 * 1024 + threadIdx_y * 256 + threadIdx_x / 8 * 64 + k_0 * 16 + threadIdx_x % 8 * 2);
+      *(threadgroup float2*)(A_shared + ax0_ax1_fused_0 * 256 + threadIdx_y * 64 + threadIdx_x * 2) = *(device const float2*)(A + blockIdx_y * 2048 + ax0_ax1_fused_0 * 1024 + threadIdx_y * 256 + threadIdx_x / 8 * 64 + k_0_0 * 16 + threadIdx_x % 8 * 2);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
@@ -36,7 +36,7 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
       }
     }
     for (int ax0_ax1_fused_0_1 = 0; ax0_ax1_fused_0_1 < 2; ++ax0_ax1_fused_0_1) {
-      *(threadgroup float2*)(B_shared + ax0_ax1_fused_0_1 * 256 + threadIdx_y * 64 + threadIdx_x * 2) = *(device const float2*)(B + k_0 * 1024 + ax0_ax1_fused_0_1 * 512 + threadIdx_y * 128 + threadIdx_x / 16 * 64 + blockIdx_x * 32 + threadIdx_x % 16 * 2);
+      *(threadgroup float2*)(B_shared + ax0_ax1_fused_0_1 * 256 + threadIdx_y * 64 + threadIdx_x * 2) = *(device const float2*)(B + k_0_0 * 1024 + ax0_ax1_fused_0_1 * 512 + threadIdx_y * 128 + threadIdx_x / 16 * 64 + blockIdx_x * 32 + threadIdx_x % 16 * 2);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
@@ -47,12 +47,12 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
       }
     }
     #pragma unroll
-    for (int i_2 = 0; i_2 < 2; ++i_2) {
+    for (int i_0_2 = 0; i_0_2 < 2; ++i_0_2) {
       #pragma unroll
-      for (int j_2 = 0; j_2 < 2; ++j_2) {
+      for (int j_0_2 = 0; j_0_2 < 2; ++j_0_2) {
         #pragma unroll
-        for (int k_1 = 0; k_1 < 2; ++k_1) {
-          simdgroup_multiply_accumulate(C_metal_simdgroup[i_2 * 2 + j_2], A_metal_simdgroup[i_2 * 2 + k_1], B_metal_simdgroup[k_1 * 2 + j_2], C_metal_simdgroup[i_2 * 2 + j_2]);
+        for (int k_0_1 = 0; k_0_1 < 2; ++k_0_1) {
+          simdgroup_multiply_accumulate(C_metal_simdgroup[i_0_2 * 2 + j_0_2], A_metal_simdgroup[i_0_2 * 2 + k_0_1], B_metal_simdgroup[k_0_1 * 2 + j_0_2], C_metal_simdgroup[i_0_2 * 2 + j_0_2]);
         }
       }
     }
