@@ -10,13 +10,16 @@ fragments of C per warp (M, N) and per k step, then the warps per thread block
 (M, N); the shared-memory fetches load half2 vectors. torch.matmul gets
 float16 operands and gives float16 (cuBLAS accumulates in float32); Triton's
 kernel is benchmarks/triton_matmul.py's with float16 operands and a float32 C.
-Not yet tuned: the tuner has no tensor-core rule (docs/ARCHITECTURE.md).
+With ``--trials N`` (default 64; 0 skips it) the float16 matmul with a float16 C
+(``tir tune matmul --dtype float16``'s workload) is also tuned, whose space holds
+WMMA candidates (tuner/space/tensor_core.py), and its best is compared the same way.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +54,21 @@ def anchors(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     return results
 
 
-def run(n: int, configs: list[tuple[tuple[int, int, int], tuple[int, int]]]) -> None:
+def tuned_seconds(n: int, trials: int) -> float:
+    """Seconds of the best of ``trials`` tuned candidates of the float16 matmul (float16 C)."""
+    from tuner import tune, workloads
+
+    result = tune(
+        workloads.matmul(n, n, n, "float16"),
+        "cuda",
+        trials=trials,
+        db=str(Path(tempfile.mkdtemp()) / "tensorcore.db"),
+        progress=False,
+    )
+    return 2 * n**3 / (result.best_gflops * 1e9)
+
+
+def run(n: int, configs: list[tuple[tuple[int, int, int], tuple[int, int]]], trials: int) -> None:
     rng = np.random.default_rng(0)
     a = (rng.random((n, n)) - 0.5).astype(np.float16)
     b = (rng.random((n, n)) - 0.5).astype(np.float16)
@@ -65,6 +82,8 @@ def run(n: int, configs: list[tuple[tuple[int, int, int], tuple[int, int]]]) -> 
         check(c, a, b, name)
         rows.append((name, module.benchmark("main", a, b, c, repeat=7).seconds))
         device = module.device_name
+    if trials:
+        rows.append((f"tuned fp16, {trials} trials", tuned_seconds(n, trials)))
     rows += list(anchors(a, b).items())
     best_cublas = dict(rows)["cuBLAS fp16"]
     for name, seconds in rows:
@@ -87,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
     configs = [tuple(int(x) for x in c.split(",")) for c in args.frags.split(";")]
     for n in (int(s) for s in args.sizes.split(",")):
-        run(n, configs)
+        run(n, configs, args.trials)
 
 
 if __name__ == "__main__":
