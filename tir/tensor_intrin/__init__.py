@@ -16,6 +16,7 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -32,7 +33,8 @@ class TensorIntrin:
     desc: PrimFunc
     impl: PrimFunc
 
-    _registry: ClassVar[dict[str, TensorIntrin]] = {}
+    # A shipped intrinsic is registered as a factory and parsed on first use (25 scripts cost ~1 s).
+    _registry: ClassVar[dict[str, TensorIntrin | Callable[[], tuple[PrimFunc, PrimFunc]]]] = {}
 
     @staticmethod
     def register(name: str, desc: PrimFunc, impl: PrimFunc, override: bool = False) -> TensorIntrin:
@@ -56,12 +58,21 @@ class TensorIntrin:
         return intrin
 
     @staticmethod
+    def register_lazy(name: str, factory: Callable[[], tuple[PrimFunc, PrimFunc]]) -> None:
+        """Register ``name`` as ``factory() -> (desc, impl)``, called (and checked) on first ``get``."""
+        if name in TensorIntrin._registry:
+            raise ValueError(f"tensor intrinsic {name!r} is already registered")
+        TensorIntrin._registry[name] = factory
+
+    @staticmethod
     def get(name: str) -> TensorIntrin:
         """The intrinsic registered as ``name``; a KeyError lists the known ones."""
         found = TensorIntrin._registry.get(name)
         if found is None:
             known = ", ".join(sorted(TensorIntrin._registry)) or "none"
             raise KeyError(f"no tensor intrinsic {name!r}; registered: {known}")
+        if not isinstance(found, TensorIntrin):
+            found = TensorIntrin.register(name, *found(), override=True)
         return found
 
     @staticmethod

@@ -2,7 +2,8 @@
 
 Each intrinsic family differs only in tile size, dtypes, scopes and the matrix
 operation it calls, so the desc/impl pairs are written once here as TVMScript text
-with placeholders and parsed per variant (``tir.parse``), rather than repeated.
+with placeholders and parsed per variant (``tir.parse``) when first used, rather
+than repeated.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def {name}_impl(a: T.handle, b: T.handle, c: T.handle):
 
 
 def _register(name: str, desc: str, impl: str, **fields) -> None:
-    TensorIntrin.register(name, _parse(desc, name, fields), _parse(impl, name, fields))
+    TensorIntrin.register_lazy(name, lambda: (_parse(desc, name, fields), _parse(impl, name, fields)))
 
 
 def _parse(template: str, name: str, fields: dict) -> PrimFunc:
