@@ -1,6 +1,6 @@
 """Hand schedules that run matmuls on matrix units, shared by the tests, the golden sources and the benchmark.
 
-``tensorized_matmul(mod, target)`` tiles C over thread blocks of one or more
+``tensorized_matmul(mod, target)`` (tuner/space/tensor_core.py) tiles C over thread blocks of one or more
 simdgroups / warps of 32 threads (threadIdx.y picks the warp), stages A and B tiles
 in shared memory (fetched by all the block's threads together), loads each warp's
 tiles into fragments and multiplies them with the target's intrinsics
@@ -12,9 +12,10 @@ workload that the half intrinsics with float accumulators match.
 
 from __future__ import annotations
 
-from schedule import Schedule
 from tir import IRModule, parse
-from tuner.space.tensor_core import tensorize_matmul
+from tuner.space.tensor_core import tensorized_matmul
+
+__all__ = ["mixed_matmul", "tensorized_matmul"]
 
 
 def mixed_matmul(M: int, N: int, K: int) -> IRModule:
@@ -34,19 +35,3 @@ def main(A: T.Buffer(({M}, {K}), "float16"), B: T.Buffer(({K}, {N}), "float16"),
 """)
         }
     )
-
-
-def tensorized_matmul(
-    mod: IRModule,
-    target: str,
-    frags: tuple[int, int, int] = (2, 2, 1),
-    warps: tuple[int, int] = (1, 1),
-    vector: int = 1,
-) -> Schedule:
-    """``mod``'s matmul block "C" on ``target``'s matrix unit (tuner/space/tensor_core.py): a thread
-    block has ``warps[0] x warps[1]`` simdgroups (warps), each computing ``frags[0] x frags[1]``
-    tiles of C, ``frags[2]`` tiles deep per step of k; the fetches load ``vector`` elements."""
-    sch = Schedule(mod)
-    sizes = ([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector)
-    tensorize_matmul(sch, sch.get_block("C"), target, lambda _loops: sizes)
-    return sch

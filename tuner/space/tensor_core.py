@@ -14,8 +14,8 @@ threadIdx.y (32 lanes each on threadIdx.x), each warp keeps ``fragments_m x
 fragments_n`` accumulator fragments and multiplies ``fragments_k`` fragments deep per
 step; A and B tiles are fetched into shared memory by all the block's threads
 (``vector`` elements a load), then into each warp's fragments. ``tensorize_matmul``
-applies this with given sizes (the hand schedule of the tests and benchmarks) and
-``tensor_core_gpu`` with sampled ones (the tuner's rule): warps and fragments come
+applies this with given sizes (``tensorized_matmul``: the hand schedule of the README,
+tests and benchmarks) and ``tensor_core_gpu`` with sampled ones (the tuner's rule): warps and fragments come
 from ``sample_perfect_tile``, the fetch width from ``sample_categorical``.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
-from tir import Block, IntImm, IterKind
+from tir import Block, IntImm, IRModule, IterKind
 
 from .structure import fuse_loops, try_vectorize
 
@@ -128,6 +128,23 @@ def tensorize_matmul(
     init = sch.decompose_reduction(block, k0)
     sch.tensorize(sch.get_loops(init)[-2], names["fill"])
     sch.tensorize(i2, names["mma"])
+
+
+def tensorized_matmul(
+    mod: IRModule,
+    target: str,
+    frags: tuple[int, int, int] = (2, 2, 1),
+    warps: tuple[int, int] = (1, 1),
+    vector: int = 1,
+) -> Schedule:
+    """A schedule of ``mod``'s matmul block "C" on ``target``'s matrix unit with fixed sizes (the hand
+    schedule): a thread block has ``warps[0] x warps[1]`` simdgroups (warps), each computing
+    ``frags[0] x frags[1]`` tiles of C, ``frags[2]`` tiles deep per step of k; the fetches load
+    ``vector`` elements at a time."""
+    sch = Schedule(mod)
+    sizes = ([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector)
+    tensorize_matmul(sch, sch.get_block("C"), target, lambda _loops: sizes)
+    return sch
 
 
 def _tensorize_tiles(sch: Schedule, block: BlockRV, tile: int, intrin: str) -> None:
