@@ -1,4 +1,4 @@
-"""float16 matmul on tensor cores: our WMMA hand schedule against cuBLAS (torch.matmul) and Triton, one run.
+"""float16 matmul on tensor cores: our WMMA and mma.sync schedules against cuBLAS (torch.matmul) and Triton.
 
     python benchmarks/tensorcore_matmul.py                     # GPU machine: 1024^3 and 4096^3
     python benchmarks/tensorcore_matmul.py --sizes 2048 --configs "4,4,2/2,2"
@@ -7,7 +7,8 @@ C (float32) = A @ B with A, B float16, products accumulated in float32, for ever
 tile configuration in ``--configs`` (tests/codegen/tensor_core_schedules.py). Every kernel's
 result is checked against float64 numpy before it is timed. Each config is the
 fragments of C per warp (M, N) and per k step, then the warps per thread block
-(M, N); the shared-memory fetches load half2 vectors. torch.matmul gets
+(M, N); each runs with WMMA 16x16x16 and with mma.sync m16n8k16 (ldmatrix); the
+shared-memory fetches load half2 vectors. torch.matmul gets
 float16 operands and gives float16 (cuBLAS accumulates in float32); Triton's
 kernel is benchmarks/triton_matmul.py's with float16 operands and a float32 C.
 With ``--trials N`` (default 64; 0 skips it) the float16 matmul with a float16 C
@@ -18,6 +19,7 @@ WMMA candidates (tuner/space/tensor_core.py), and its best is compared the same 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 from pathlib import Path
@@ -73,12 +75,14 @@ def run(n: int, configs: list[tuple[tuple[int, int, int], tuple[int, int]]], tri
     a = (rng.random((n, n)) - 0.5).astype(np.float16)
     b = (rng.random((n, n)) - 0.5).astype(np.float16)
     rows = []
-    for frags, warps in configs:
-        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags=frags, warps=warps, vector=2)
+    for (frags, warps), (unit, label) in itertools.product(
+        configs, (("cuda", "WMMA"), ("cuda-mma", "mma.sync"))
+    ):
+        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags=frags, warps=warps, vector=2, unit=unit)
         module = build(sch.mod, "cuda")
         c = np.zeros((n, n), np.float32)
         module["main"](a, b, c)
-        name = f"WMMA {frags} x {warps}"
+        name = f"{label} {frags} x {warps}"
         check(c, a, b, name)
         rows.append((name, module.benchmark("main", a, b, c, repeat=7).seconds))
         device = module.device_name

@@ -181,6 +181,7 @@ class CFamilyPrinter:
         self.needs: set[str] = set()
         self.vector_buffers: set[Buffer] = set()
         self.tile_buffers: set[Buffer] = set()
+        self.fragment_roles: dict[Buffer, str] = {}
         self.read_only: set[Buffer] = set()
         self.used: set[Var] = set()
         self.launch_extents: dict[str, int] = {}
@@ -263,7 +264,7 @@ class CFamilyPrinter:
         """One GPU kernel (a codegen.kernels.DeviceKernel): signature, thread indices, body."""
         self.launch_extents = kernel.extents
         self.vector_buffers = vector_accessed_buffers(kernel.body)
-        self.tile_buffers = tile_buffers(kernel.body)
+        self.tile_buffers, self.fragment_roles = tile_buffers(kernel.body)
         self.read_only = {p for p in kernel.params if isinstance(p, Buffer)} - stored_buffers(kernel.body)
         for tag, var in kernel.thread_vars.items():
             self.name_of(var)
@@ -657,16 +658,22 @@ def check_helpers(needs: set[str], qualifier: str, int64: str, space: str = "") 
     return [helper.format(q=qualifier, i=int64, s=space) for helper in _CHECK_HELPERS]
 
 
-def tile_buffers(body: Stmt) -> set[Buffer]:
-    """Buffers a matrix operation reads or writes as memory tiles (they need the unit's alignment)."""
+def tile_buffers(body: Stmt) -> tuple[set[Buffer], dict[Buffer, str]]:
+    """Buffers a matrix operation reads or writes as memory tiles (they need the unit's alignment),
+    and the operand ("a", "b", "c") of each fragment whose layout depends on it (mma.sync)."""
     found: set[Buffer] = set()
+    roles: dict[Buffer, str] = {}
 
     def visit(node) -> None:
         if isinstance(node, Call) and node.op == TILE_PTR:
             found.add(node.args[0].buffer)
+        op = matrix_op_of(node) if isinstance(node, Call) else None
+        for arg, role in zip(node.args if op is not None else (), op.roles if op is not None else ()):
+            if role is not None:
+                roles[arg.args[0].buffer] = role
 
     post_order_visit(body, visit)
-    return found
+    return found - set(roles), roles
 
 
 def vector_accessed_buffers(body: Stmt) -> set[Buffer]:

@@ -13,7 +13,7 @@ from . import dtype as _dt
 from .expr import BufferLoad, PrimExpr, Range, const
 
 # Fragments live in registers spread over a simdgroup (warp); the names are TVM's where it has them.
-FRAGMENT_SCOPES = ("metal.simdgroup", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")
+FRAGMENT_SCOPES = ("metal.simdgroup", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "warp")
 SCOPES = ("global", "shared", "local", *FRAGMENT_SCOPES)
 SCOPE_ALIASES = {"threadgroup": "shared", "thread": "local", "device": "global", "shared.dyn": "shared"}
 

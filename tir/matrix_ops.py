@@ -15,6 +15,10 @@ semantics and the printers spell per target:
 - ``store`` (fragment, destination): destination = fragment
 - ``fill``  (fragment, value): every element = value
 - ``mma``   (d, a, b, c): d = a @ b + c
+
+CUDA has two families: WMMA (``wmma_*``, opaque ``wmma::fragment`` objects, 16x16x16)
+and ``mma.sync`` m16n8k16 (``mma_*``: "warp" fragments of registers in PTX's layout,
+loaded from shared memory with ``ldmatrix``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class MatrixOp:
     kind: str  # "load", "store", "fill" or "mma"
     target: str  # "metal" or "cuda"
     shapes: tuple[tuple[int, int], ...]
+    # For fragments whose register layout depends on their operand (mma.sync's "warp" scope): the
+    # operand ("a", "b", "c") of each tile argument that is a fragment, None for memory.
+    roles: tuple[str | None, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -52,6 +59,7 @@ class MatrixOp:
 
 _S8 = (8, 8)
 _W16 = (16, 16)
+_M168 = (16, 8)
 MATRIX_OPS: dict[str, MatrixOp] = {
     op.name: op
     for op in (
@@ -63,6 +71,11 @@ MATRIX_OPS: dict[str, MatrixOp] = {
         MatrixOp("wmma_store_matrix_sync", "store", "cuda", (_W16, _W16)),
         MatrixOp("wmma_fill_fragment", "fill", "cuda", (_W16,)),
         MatrixOp("wmma_mma_sync", "mma", "cuda", (_W16, _W16, _W16, _W16)),
+        MatrixOp("mma_ldmatrix_a", "load", "cuda", (_W16, _W16), ("a", None)),
+        MatrixOp("mma_ldmatrix_b", "load", "cuda", (_M168, _M168), ("b", None)),
+        MatrixOp("mma_fill", "fill", "cuda", (_M168,), ("c",)),
+        MatrixOp("mma_store", "store", "cuda", (_M168, _M168), ("c", None)),
+        MatrixOp("mma_sync_m16n8k16", "mma", "cuda", (_M168, _W16, _M168, _M168), ("c", "a", "b", "c")),
     )
 }
 

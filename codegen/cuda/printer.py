@@ -12,12 +12,15 @@ operators, so the source defines the ones it uses.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tir import dtype as _dt
 from tir.buffer import Buffer
 from tir.expr import Call
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
 from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..errors import BuildError
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -47,6 +50,13 @@ class CUDAPrinter(CFamilyPrinter):
         return f'extern "C" __global__ void __launch_bounds__({threads}) {kernel.name}({params})'
 
     def declare_array(self, buffer: Buffer, size: int) -> str:
+        if buffer.scope == "warp":  # mma.sync registers: 4 (A), 2 (B) packed half pairs, 4 floats (C)
+            self.needs.add("mma")
+            role = self.fragment_roles.get(buffer)
+            if role is None or (role == "c") != (buffer.dtype == "float32"):
+                raise BuildError(f"warp fragment {buffer.name} ({buffer.dtype}) is not an mma.sync operand")
+            element, registers = ("float", 4) if role == "c" else ("unsigned", 4 if role == "a" else 2)
+            return f"{element} {self.name_of(buffer)}[{size}][{registers}];"
         if buffer.scope in WMMA_FRAGMENTS:
             self.needs.add("wmma")
             kind, layout = WMMA_FRAGMENTS[buffer.scope]
@@ -71,6 +81,8 @@ class CUDAPrinter(CFamilyPrinter):
     def matrix_op(self, kind: str, node: Call) -> str:
         """WMMA: ``wmma::load_matrix_sync(F[i], &A[x], stride)``, ``store_matrix_sync``,
         ``fill_fragment``, ``mma_sync(D, A, B, C)``."""
+        if node.op.startswith("mma_"):
+            return self._mma_op(kind, node)
         frag = self.fragment(node.args[0])
         if kind == "fill":
             return f"wmma::fill_fragment({frag}, {self.expr(node.args[1]).text});"
@@ -82,6 +94,18 @@ class CUDAPrinter(CFamilyPrinter):
             return f"wmma::store_matrix_sync({pointer}, {frag}, {stride}, wmma::mem_row_major);"
         d, a, b, c = (self.fragment(arg) for arg in node.args)
         return f"wmma::mma_sync({d}, {a}, {b}, {c});"
+
+    def _mma_op(self, kind: str, node: Call) -> str:
+        """mma.sync m16n8k16 through the prelude's helpers (PTX ldmatrix, mma, the C layout)."""
+        frag = self.fragment(node.args[0])
+        if kind == "fill":
+            return f"tir_mma_fill({frag}, {self.expr(node.args[1]).text});"
+        if kind in ("load", "store"):
+            pointer, stride = self.tile_pointer(node.args[1])
+            helper = {"mma_ldmatrix_a": "tir_ldmatrix_a", "mma_ldmatrix_b": "tir_ldmatrix_b_trans"}
+            return f"{helper.get(node.op, 'tir_mma_store')}({frag}, {pointer}, {stride});"
+        d, a, b, c = (self.fragment(arg) for arg in node.args)
+        return f"tir_mma_m16n8k16({d}, {a}, {b}, {c});"
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"
@@ -111,6 +135,8 @@ def cuda_prelude(needs: set[str]) -> str:
         parts.append("#include <cuda_fp16.h>")
     if "wmma" in needs:
         parts += ["#include <mma.h>", "using namespace nvcuda;"]
+    if "mma" in needs:
+        parts.append(MMA_HELPERS)
     for need in sorted(needs):
         kind, _, rest = need.partition(":")
         if kind == "vector_op":
@@ -124,3 +150,7 @@ def cuda_prelude(needs: set[str]) -> str:
     qualifier = "__device__ __forceinline__"
     helpers = [*integer_helpers(needs, qualifier), *check_helpers(needs, qualifier, "long long")]
     return "\n".join([*parts, *helpers])
+
+
+# mma.sync's helpers (PTX ldmatrix and mma, the accumulator's layout), pasted into sources that use them.
+MMA_HELPERS = (Path(__file__).parent / "mma_helpers.cuh").read_text().strip()

@@ -70,3 +70,12 @@ def test_golden_tensorized_matmul(target, request):
     sch = tensorized_matmul(mod, target, frags=(2, 2, 2), warps=(2, 2), vector=2)
     source, _ = generate_source(sch.mod, target)
     assert_matches_golden(source, f"matmul_tensorized.{SUFFIX[target]}", request)
+
+
+def test_golden_mma_sync_matmul(request):
+    """The same with mma.sync m16n8k16: ldmatrix loads and PTX's register layouts (the prelude's helpers)."""
+    sch = tensorized_matmul(
+        mixed_matmul(128, 128, 128), "cuda", frags=(2, 2, 2), warps=(2, 2), vector=2, unit="cuda-mma"
+    )
+    source, _ = generate_source(sch.mod, "cuda")
+    assert_matches_golden(source, "matmul_mma_sync.cu", request)

@@ -1,6 +1,7 @@
 """On an NVIDIA GPU (``pytest -m gpu``; benchmarks/tensor_core_gpu_check.sh): matmuls on tensor cores.
 
-The WMMA hand schedule (tensor_core_schedules.py) is built for "cuda", run through
+The hand schedule (tuner/space/tensor_core.py) with WMMA and with mma.sync m16n8k16
+(ldmatrix loads, PTX's register layouts: checked here first) is built for "cuda", run through
 CuPy on random float16 inputs and compared with numpy's float64 product of the same
 inputs (float32 accumulation: a tolerance that fits K products of halves). Skipped
 where CuPy or a GPU is missing.
@@ -26,8 +27,9 @@ pytestmark = pytest.mark.gpu
         ((1024, 1024, 1024), (2, 4, 2), (4, 2)),
     ],
 )
-def test_wmma_matmul_on_the_gpu(size, frags, warps):
-    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=frags, warps=warps, vector=2)
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"], ids=["wmma", "mma.sync"])
+def test_tensor_core_matmul_on_the_gpu(size, frags, warps, unit):
+    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=frags, warps=warps, vector=2, unit=unit)
     try:
         module = build(sch.mod, "cuda")
         module.loaded  # noqa: B018

@@ -82,15 +82,17 @@ def test_metal_source_uses_simdgroup_matrices():
 
 @pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")
 @pytest.mark.parametrize(("size", "warps"), [((64, 64, 64), (1, 1)), ((128, 128, 96), (2, 2))])
-def test_wmma_matmul_compiles_with_nvcc(size, warps):
-    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=(2, 2, 2), warps=warps, vector=2)
+@pytest.mark.parametrize(("unit", "call"), [("cuda", "wmma::mma_sync("), ("cuda-mma", "tir_mma_m16n8k16(")])
+def test_cuda_tensor_core_matmul_compiles_with_nvcc(size, warps, unit, call):
+    sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=(2, 2, 2), warps=warps, vector=2, unit=unit)
     source, _ = generate_source(sch.mod, "cuda")
-    assert "wmma::mma_sync(" in source and "__shared__ __align__(32) half A_shared" in source
+    assert call in source and "__shared__ __align__(32) half A_shared" in source
     assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
 
 
-def test_wmma_matmul_matches_numpy_in_the_executor():
-    sch = tensorized_matmul(mixed_matmul(64, 64, 48), "cuda", frags=(1, 2, 1), warps=(2, 1))
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"])
+def test_cuda_tensor_core_matmul_matches_numpy_in_the_executor(unit):
+    sch = tensorized_matmul(mixed_matmul(64, 64, 48), "cuda", frags=(1, 2, 1), warps=(2, 1), unit=unit)
     a, b, c = random_operands("float16", "float32", 64, 64, 48)
     tir.interpret(sch.mod["main"], a, b, c)
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)

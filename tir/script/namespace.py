@@ -75,6 +75,11 @@ T_FUNCTIONS: dict[str, str] = {
     "wmma_store_matrix_sync": "T.wmma_store_matrix_sync(F[0:16, 0:16], C[0:16, 0:16]): CUDA WMMA store",
     "wmma_fill_fragment": "T.wmma_fill_fragment(F[0:16, 0:16], value): CUDA WMMA fill",
     "wmma_mma_sync": "T.wmma_mma_sync(D, A, B, C) 16x16 tiles: CUDA WMMA D = A @ B + C",
+    "mma_ldmatrix_a": "T.mma_ldmatrix_a(F[0:16, 0:16], A_shared[0:16, 0:16]): ldmatrix.x4 into registers",
+    "mma_ldmatrix_b": "T.mma_ldmatrix_b(F[0:16, 0:8], B_shared[0:16, 0:8]): ldmatrix.x2.trans",
+    "mma_fill": "T.mma_fill(F[0:16, 0:8], value): an mma.sync accumulator filled with value",
+    "mma_store": "T.mma_store(F[0:16, 0:8], C[0:16, 0:8]): an mma.sync accumulator to memory",
+    "mma_sync_m16n8k16": "T.mma_sync_m16n8k16(D, A, B, C): mma.sync.m16n8k16, D = A @ B + C",
 }
 # Scalar dtypes double as constructors: T.float32(0), T.int32(x) (a cast), n = T.int32().
 T_DTYPES = _dt.SCALAR_TYPES

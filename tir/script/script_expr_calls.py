@@ -65,6 +65,7 @@ class ExpressionCalls:
     _t_simdgroup_multiply_accumulate = _t_matrix_op
     _t_wmma_load_matrix_sync = _t_wmma_store_matrix_sync = _t_matrix_op
     _t_wmma_fill_fragment = _t_wmma_mma_sync = _t_matrix_op
+    _t_mma_ldmatrix_a = _t_mma_ldmatrix_b = _t_mma_fill = _t_mma_store = _t_mma_sync_m16n8k16 = _t_matrix_op
 
     def _t_Cast(self, call: _Call, dtype: Tree, value: Tree) -> PrimExpr:
         return op.cast(self._dtype(dtype), self._prim(value))

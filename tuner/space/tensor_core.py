@@ -4,7 +4,8 @@ MetaSchedule's MultiLevelTilingTensorCore, for one simple shape: a block of two
 spatial loops and one reduction loop, in that order (a 2-D matmul), on a GPU target
 with tensor intrinsics (tir/tensor_intrin) for its dtypes: Metal simdgroup_matrix
 (float32, float16, float16 -> float32), CUDA WMMA (float16 -> float32 or float16).
-Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 on CUDA);
+Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 with WMMA;
+mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8);
 otherwise, and for any shape the intrinsics do not match, the block gets the scalar
 multi-level tiling (generator.py hands it over when tensorize fails).
 
@@ -30,10 +31,11 @@ from tir import Block, IntImm, IRModule, IterKind
 
 from .structure import fuse_loops, try_vectorize
 
-# target kind -> (tile edge, fragment scopes of A, B, C)
-TENSOR_CORE_TARGETS = {
-    "metal": (8, ("metal.simdgroup",) * 3),
-    "cuda": (16, ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")),
+# matrix unit -> (tile m, n, k; fragment scopes of A, B, C); a target's default unit has its name.
+UNITS = {
+    "metal": ((8, 8, 8), ("metal.simdgroup",) * 3),
+    "cuda": ((16, 16, 16), ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")),
+    "cuda-mma": ((16, 8, 16), ("warp",) * 3),
 }
 _SHORT = {"float32": "f32", "float16": "f16"}
 MAX_WARPS = 8
@@ -45,12 +47,12 @@ Size = int | ExprRV | None
 Sizes = tuple[list[Size], list[Size], Size, Size]
 
 
-def intrinsic_names(target_kind: str, in_dtype: str, acc_dtype: str) -> dict[str, str] | None:
-    """The intrinsics a tensorized matmul of these dtypes uses on ``target_kind``, or None."""
+def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] | None:
+    """The intrinsics a tensorized matmul of these dtypes uses on matrix ``unit``, or None."""
     i, a = _SHORT.get(in_dtype), _SHORT.get(acc_dtype)
     if i is None or a is None:
         return None
-    if target_kind == "metal":
+    if unit == "metal":
         if (i, a) == ("f32", "f16"):
             return None
         mma = i if i == a else f"{i}{a}"
@@ -61,7 +63,7 @@ def intrinsic_names(target_kind: str, in_dtype: str, acc_dtype: str) -> dict[str
             "mma": f"metal_simdgroup_mma_8x8x8_{mma}",
             "store": f"metal_simdgroup_store_8x8_{a}_global",
         }
-    if target_kind == "cuda" and i == "f16":
+    if unit == "cuda" and i == "f16":
         return {
             "load_a": "wmma_load_16x16x16_f16_a_shared",
             "load_b": "wmma_load_16x16x16_f16_b_shared",
@@ -69,20 +71,28 @@ def intrinsic_names(target_kind: str, in_dtype: str, acc_dtype: str) -> dict[str
             "mma": "wmma_sync_16x16x16_f16f32" if a == "f32" else "wmma_sync_16x16x16_f16",
             "store": f"wmma_store_16x16x16_{a}_global",
         }
+    if unit == "cuda-mma" and (i, a) == ("f16", "f32"):
+        return {
+            "load_a": "mma_ldmatrix_16x16_f16_a_shared",
+            "load_b": "mma_ldmatrix_16x8_f16_b_shared",
+            "fill": "mma_fill_16x8_f32",
+            "mma": "mma_sync_m16n8k16_f16f32",
+            "store": "mma_store_16x8_f32_global",
+        }
     return None
 
 
 def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
     """Whether ``block`` is a 2-D matmul (loops S, S, R) of tile multiples with intrinsics for its
     dtypes on ``target`` (tensorize still checks the computation itself)."""
-    if target.kind not in TENSOR_CORE_TARGETS or len(block.reads) < 2 or len(block.writes) != 1:
+    if target.kind not in UNITS or len(block.reads) < 2 or len(block.writes) != 1:
         return False
-    tile = TENSOR_CORE_TARGETS[target.kind][0]
+    tiles = UNITS[target.kind][0]
     iters = sch.loop_iters(block)
     kinds = [iv.kind for iv in iters] if iters is not None else []
     if kinds != [IterKind.SPATIAL, IterKind.SPATIAL, IterKind.REDUCE]:
         return False
-    if any(iv.dom.extent.value % tile for iv in iters):
+    if any(iv.dom.extent.value % tile for iv, tile in zip(iters, tiles)):
         return False
     in_dtypes = {r.buffer.dtype for r in block.reads if r.buffer is not block.writes[0].buffer}
     if len(in_dtypes) != 1:
@@ -91,18 +101,21 @@ def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
 
 
 def tensorize_matmul(
-    sch: Schedule, block: BlockRV, target_kind: str, choose: Callable[[list[LoopRV]], Sizes]
+    sch: Schedule, block: BlockRV, unit: str, choose: Callable[[list[LoopRV]], Sizes]
 ) -> None:
-    """Tile, stage and tensorize the matmul ``block`` (see the module docstring). ``choose`` gets
+    """Tile, stage and tensorize the matmul ``block`` on matrix ``unit`` (a key of ``UNITS``: a
+    target kind, or "cuda-mma") as the module docstring says. ``choose`` gets
     the M, N and K loops with the tile split off (their extents count tiles) and returns
     ``([blocks, warps, fragments] of M, the same of N, fragments of K, fetch vector width)``,
     each an int or a sampled handle (blocks may be None)."""
-    tile, (scope_a, scope_b, scope_c) = TENSOR_CORE_TARGETS[target_kind]
+    (tm, tn, tk), (scope_a, scope_b, scope_c) = UNITS[unit]
     node = sch.get(block)
-    names = intrinsic_names(target_kind, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
+    names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
     if names is None:
-        raise ScheduleError(f"no {target_kind} tensor intrinsics for the dtypes of block {node.name}")
-    (i, i2), (j, j2), (k, k2) = (sch.split(loop, [None, tile]) for loop in sch.get_loops(block))
+        raise ScheduleError(f"no {unit} tensor intrinsics for the dtypes of block {node.name}")
+    (i, i2), (j, j2), (k, k2) = (
+        sch.split(lp, [None, t]) for lp, t in zip(sch.get_loops(block), (tm, tn, tk))
+    )
     tiles_m, tiles_n, frags_k, vector = choose([i, j, k])
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
@@ -113,7 +126,10 @@ def tensorize_matmul(
     sch.bind(sch.fuse(iw, jw), "threadIdx.y")
     c_frag = sch.cache_write(block, 0, scope_c)
     sch.reverse_compute_at(c_frag, sch.get_loops(block)[2])
-    for index, scope, load in ((0, scope_a, names["load_a"]), (1, scope_b, names["load_b"])):
+    for index, scope, load, tile in (
+        (0, scope_a, names["load_a"], (tm, tk)),
+        (1, scope_b, names["load_b"], (tk, tn)),
+    ):
         fragment = sch.cache_read(block, index, scope)
         sch.compute_at(fragment, k0)  # one warp's tiles: fragments are never shared between warps
         shared = sch.cache_read(fragment, 0, "shared")
@@ -124,7 +140,7 @@ def tensorize_matmul(
         sch.bind(lane, "threadIdx.x")
         try_vectorize(sch, lanes)
         _tensorize_tiles(sch, fragment, tile, load)
-    _tensorize_tiles(sch, c_frag, tile, names["store"])
+    _tensorize_tiles(sch, c_frag, (tm, tn), names["store"])
     init = sch.decompose_reduction(block, k0)
     sch.tensorize(sch.get_loops(init)[-2], names["fill"])
     sch.tensorize(i2, names["mma"])
@@ -136,22 +152,24 @@ def tensorized_matmul(
     frags: tuple[int, int, int] = (2, 2, 1),
     warps: tuple[int, int] = (1, 1),
     vector: int = 1,
+    unit: str | None = None,
 ) -> Schedule:
     """A schedule of ``mod``'s matmul block "C" on ``target``'s matrix unit with fixed sizes (the hand
     schedule): a thread block has ``warps[0] x warps[1]`` simdgroups (warps), each computing
     ``frags[0] x frags[1]`` tiles of C, ``frags[2]`` tiles deep per step of k; the fetches load
-    ``vector`` elements at a time."""
+    ``vector`` elements at a time. ``unit`` picks the matrix unit when the target has several:
+    "cuda-mma" is mma.sync m16n8k16 with ldmatrix instead of CUDA's default, WMMA."""
     sch = Schedule(mod)
     sizes = ([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector)
-    tensorize_matmul(sch, sch.get_block("C"), target, lambda _loops: sizes)
+    tensorize_matmul(sch, sch.get_block("C"), unit or target, lambda _loops: sizes)
     return sch
 
 
-def _tensorize_tiles(sch: Schedule, block: BlockRV, tile: int, intrin: str) -> None:
-    """Cut the last two loops of ``block`` into tiles and tensorize each tile with ``intrin``."""
+def _tensorize_tiles(sch: Schedule, block: BlockRV, tile: tuple[int, int], intrin: str) -> None:
+    """Cut the last two loops of ``block`` into ``tile``s and tensorize each tile with ``intrin``."""
     r, c = sch.get_loops(block)[-2:]
-    r0, r1 = sch.split(r, [None, tile])
-    c0, c1 = sch.split(c, [None, tile])
+    r0, r1 = sch.split(r, [None, tile[0]])
+    c0, c1 = sch.split(c, [None, tile[1]])
     sch.reorder(r0, c0, r1, c1)
     sch.tensorize(r1, intrin)
 
