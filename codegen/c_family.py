@@ -418,8 +418,8 @@ class CFamilyPrinter:
         text = repr(float(value))
         if node.dtype == "float32":
             text += "f"
-        elif node.dtype == "float16":
-            return Code(f"({self.types['float16']}){text}f", UNARY)
+        elif node.dtype in ("float16", "bfloat16"):
+            return Code(f"({self.types[node.dtype]}){text}f", UNARY)
         return Code(text, UNARY if value < 0 else ATOM)
 
     def expr_StringImm(self, node: StringImm) -> Code:

@@ -5,9 +5,9 @@ bits). numpy has no such dtype, so everything that holds bfloat16 data outside a
 kernel (the executor's storage, the runtimes' host arrays, CuPy device arrays) holds
 its ``uint16`` bit patterns. Every conversion into bfloat16 rounds to nearest,
 ties to even, keeps infinities and signed zeros, gives subnormals (down to 2**-133)
-like float32 does, overflows to infinity, and turns NaN into a quiet NaN of the
-same sign; this is what CUDA's ``__float2bfloat16_rn``, Metal's ``bfloat`` and
-``ml_dtypes.bfloat16`` do. The rounding is computed from the value (``frexp``
+like float32 does, overflows to infinity, and turns any NaN into the quiet NaN of
+its sign (0x7FC0 or 0xFFC0, as Eigen and ``ml_dtypes.bfloat16`` do; CUDA's
+``__float2bfloat16_rn`` gives 0x7FFF, also a NaN). The rounding is computed from the value (``frexp``
 and round-half-even at the bfloat16 quantum), so float64 inputs round once, not
 twice through float32. Users pass bfloat16 arguments as ``uint16`` bit arrays or
 ``ml_dtypes.bfloat16`` arrays (both used in place) or as float32 arrays (rounded
@@ -58,7 +58,8 @@ def to_bfloat16_bits(array) -> np.ndarray:
     >>> to_bfloat16_bits(np.array([1.0, 1.00390625, 1.01171875, -np.inf], dtype=np.float32))
     array([16256, 16256, 16258, 65408], dtype=uint16)
     """
-    values = np.asarray(array, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # signalling NaNs widen quietly
+        values = np.asarray(array, dtype=np.float64)
     mantissa, exponent = np.frexp(values)
     quantum = np.maximum(exponent - 1 - _FRACTION_BITS, _MIN_EXPONENT)
     with np.errstate(over="ignore", invalid="ignore"):
