@@ -36,7 +36,8 @@ def round_to_bfloat16(x: float) -> float:
         return x
     _, exponent = math.frexp(x)
     quantum = max(exponent - 1 - _FRACTION_BITS, _MIN_EXPONENT)
-    rounded = math.ldexp(round(math.ldexp(x, -quantum)), quantum)
+    # round() gives an int, so a value that rounds to zero takes its sign back with copysign.
+    rounded = math.copysign(math.ldexp(round(math.ldexp(x, -quantum)), quantum), x)
     return rounded if abs(rounded) <= MAX_FINITE else math.copysign(math.inf, x)
 
 

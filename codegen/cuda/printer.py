@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
-from tir.expr import Call
+from tir.expr import Call, PrimExpr
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
-from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..c_family import UNARY, CFamilyPrinter, Code, check_helpers, integer_helpers
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -68,6 +68,13 @@ class CUDAPrinter(CFamilyPrinter):
         if _dt.lanes_of(node.dtype) > 1:
             self.needs.add(f"vector_op:{self.type_of(node.dtype)}:{op}")
         return super().binary(node, op, prec)
+
+    def math_call(self, op: str, dtype: str, args: list[PrimExpr]) -> Code:
+        """16-bit floats: the float function, rounded back (``(half)expf(x)``); CUDA's own half and
+        bfloat16 overloads are partial and ``fmax(half, half)`` is ambiguous."""
+        if _dt.lanes_of(dtype) == 1 and dtype in HALF_HEADERS:
+            return Code(f"({self.type_of(dtype)}){self.call(op + 'f', args).text}", UNARY)
+        return super().math_call(op, dtype, args)
 
     def type_of(self, dtype: str) -> str:
         name = super().type_of(dtype)

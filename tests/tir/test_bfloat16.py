@@ -56,6 +56,7 @@ NAMED = {
     "overflow to infinity": (float.fromhex("0x1.ffp127"), 0x7F80),
     "smallest subnormal": (2.0**-133, 0x0001),
     "below half the smallest subnormal": (2.0**-135, 0x0000),
+    "negative, rounds to negative zero": (-(2.0**-135), 0x8000),
     "largest subnormal": (2.0**-126 - 2.0**-133, 0x007F),
     "nan": (math.nan, 0x7FC0),
     "negative nan": (-math.nan, 0xFFC0),
