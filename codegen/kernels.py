@@ -173,12 +173,6 @@ def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
         )
 
 
-BFLOAT16_HINT = (
-    "; bfloat16 builds for the cuda target (__nv_bfloat16) and the metal target (MSL 3.1 bfloat), "
-    "and tir.interpret runs it anywhere"
-)
-
-
 def check_dtypes(func: PrimFunc, target: Target, where: str) -> None:
     """Every buffer and expression dtype must exist on the target."""
     seen: set[str] = set()
@@ -196,5 +190,4 @@ def check_dtypes(func: PrimFunc, target: Target, where: str) -> None:
             raise BuildError(
                 f"{where} uses {dtype}, which the {target.kind} target does not have "
                 f"(it has {', '.join(sorted(target.dtypes))}); cast to a supported type"
-                + (BFLOAT16_HINT if dtype == "bfloat16" else "")
             )

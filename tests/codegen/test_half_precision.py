@@ -3,10 +3,9 @@
 One elementwise function (``D = max(A * B + C, 0)``), a matmul of 16-bit inputs
 that accumulates in float32 (mixed precision) and one that accumulates in the
 16-bit type, each scheduled for a GPU (blockIdx/threadIdx) and run on the C
-target (float16 only; bfloat16 is a clear BuildError there) and the Metal host
-simulator on random inputs, compared with ``tir.interpret`` within a tolerance
+target (bfloat16 as its software type) and the Metal host simulator on random inputs, compared with ``tir.interpret`` within a tolerance
 that fits the dtype (the kernels round after each operation, the executor once
-per store). A float32-to-bfloat16 cast runs through the simulator on random bit
+per store). A float32-to-bfloat16 cast runs through C and the simulator on random bit
 patterns (NaN, infinities, subnormals, ties) and must give the bits
 ``tir.bfloat16`` gives. CUDA sources compile with ``nvcc -arch=sm_90`` where
 nvcc exists, and run on a GPU under ``pytest -m gpu``.
@@ -56,6 +55,16 @@ def cast(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "bfloat16")):
         with T.block("B"):
             vi = T.axis.spatial(4096, i)
             B[vi] = T.bfloat16(A[vi])
+"""
+
+
+SCALE = """
+@T.prim_func
+def scale(A: T.Buffer((256,), "{dtype}"), alpha: T.{dtype}):
+    for i in range(256):
+        with T.block("A"):
+            vi = T.axis.spatial(256, i)
+            A[vi] = A[vi] * alpha
 """
 
 
@@ -114,17 +123,20 @@ def test_metal_simulator_computes_16_bit_kernels(program, dtype):
     check_against_executor(programs(dtype)[program], "metal", "sim", dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_c_computes_float16_kernels(program):
-    check_against_executor(programs("float16")[program], "c", None, "float16")
+def test_c_computes_16_bit_kernels(program, dtype):
+    check_against_executor(programs(dtype)[program], "c", None, dtype)
 
 
-def test_c_rejects_bfloat16_with_what_to_do():
-    with pytest.raises(BuildError, match="uses bfloat16, which the c target does not have.*cuda target"):
-        build(gpu_schedule(programs("bfloat16")["elementwise"]), "c")
+def test_c_rejects_a_bfloat16_variable_with_what_to_do():
+    func = tir.parse(SCALE.format(dtype="bfloat16"))
+    with pytest.raises(BuildError, match="alpha is a bfloat16 variable; the C target holds bfloat16 only in buffers"):
+        build(func, "c")
 
 
-def test_metal_simulator_rounds_to_nearest_even_bit_exactly():
+@pytest.mark.parametrize("target", [("c", None), ("metal", "sim")], ids=lambda t: t[0])
+def test_float32_to_bfloat16_rounds_to_nearest_even_bit_exactly(target):
     rng = np.random.default_rng(5)
     words = rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)
     words[:1024] = (words[:1024] & 0xFFFF0000) | 0x8000  # ties
@@ -132,7 +144,7 @@ def test_metal_simulator_rounds_to_nearest_even_bit_exactly():
     values = words.view(np.float32)
     values[2048:2056] = [np.inf, -np.inf, np.nan, -np.nan, 0.0, -0.0, 3.3961e38, -3.3961e38]
     bits = np.zeros(4096, np.uint16)
-    build(gpu_schedule(tir.parse(CAST)), "metal", device="sim")["main"](values, bits)
+    build(gpu_schedule(tir.parse(CAST)), *target)["main"](values, bits)
     np.testing.assert_array_equal(bits, to_bfloat16_bits(values))
 
 
