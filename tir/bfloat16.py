@@ -64,7 +64,9 @@ def to_bfloat16_bits(array) -> np.ndarray:
     mantissa, exponent = np.frexp(values)
     quantum = np.maximum(exponent - 1 - _FRACTION_BITS, _MIN_EXPONENT)
     with np.errstate(over="ignore", invalid="ignore"):
-        rounded = np.where(np.isfinite(values), np.ldexp(np.round(np.ldexp(values, -quantum)), quantum), values)
+        rounded = np.where(
+            np.isfinite(values), np.ldexp(np.round(np.ldexp(values, -quantum)), quantum), values
+        )
         as_float32 = rounded.astype(np.float32)
     bits = (as_float32.view(np.uint32) >> 16).astype(np.uint16)
     nan = np.isnan(values)

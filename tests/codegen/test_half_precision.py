@@ -3,8 +3,8 @@
 One elementwise function (``D = max(A * B + C, 0)``), a matmul of 16-bit inputs
 that accumulates in float32 (mixed precision) and one that accumulates in the
 16-bit type, each scheduled for a GPU (blockIdx/threadIdx) and run on the C
-target (bfloat16 as its software type) and the Metal host simulator on random inputs, compared with ``tir.interpret`` within a tolerance
-that fits the dtype (the kernels round after each operation, the executor once
+target (bfloat16 as its software type) and the Metal host simulator on random
+inputs, compared with ``tir.interpret`` within a tolerance that fits the dtype (the kernels round after each operation, the executor once
 per store). A float32-to-bfloat16 cast runs through C and the simulator on random bit
 patterns (NaN, infinities, subnormals, ties) and must give the bits
 ``tir.bfloat16`` gives. CUDA sources compile with ``nvcc -arch=sm_90`` where
@@ -131,7 +131,9 @@ def test_c_computes_16_bit_kernels(program, dtype):
 
 def test_c_rejects_a_bfloat16_variable_with_what_to_do():
     func = tir.parse(SCALE.format(dtype="bfloat16"))
-    with pytest.raises(BuildError, match="alpha is a bfloat16 variable; the C target holds bfloat16 only in buffers"):
+    with pytest.raises(
+        BuildError, match="alpha is a bfloat16 variable; the C target holds bfloat16 only in buffers"
+    ):
         build(func, "c")
 
 
@@ -191,7 +193,9 @@ def test_bfloat16_cast_on_cuda_rounds_to_nearest_even():
         module.loaded  # noqa: B018
     except RuntimeUnavailableError as error:
         pytest.skip(f"no CUDA runtime here: {error}")
-    values = np.random.default_rng(6).standard_normal(4096).astype(np.float32) * 2.0 ** np.arange(-64, 64, 1 / 32)
+    values = np.random.default_rng(6).standard_normal(4096).astype(np.float32) * 2.0 ** np.arange(
+        -64, 64, 1 / 32
+    )
     bits = np.zeros(4096, np.uint16)
     module["main"](values.astype(np.float32), bits)
     np.testing.assert_array_equal(bits, to_bfloat16_bits(values.astype(np.float32)))

@@ -106,7 +106,9 @@ def bf16_add(A: T.Buffer((64,), "bfloat16"), B: T.Buffer((64,), "bfloat16"), C: 
 
 
 @T.prim_func
-def bf16_matmul(A: T.Buffer((16, 32), "bfloat16"), B: T.Buffer((32, 8), "bfloat16"), C: T.Buffer((16, 8), "float32")):
+def bf16_matmul(
+    A: T.Buffer((16, 32), "bfloat16"), B: T.Buffer((32, 8), "bfloat16"), C: T.Buffer((16, 8), "float32")
+):
     for i, j, k in T.grid(16, 8, 32):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])

@@ -25,8 +25,8 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import dtype as _dt
-from ..bfloat16 import bfloat16_argument
 from ..arith.const_bound import ConstIntBound, const_int_bound
+from ..bfloat16 import bfloat16_argument
 from ..buffer import Buffer
 from ..expr import IntImm, PrimExpr, Var
 from ..function import PrimFunc, resolve_function
