@@ -4,8 +4,9 @@ One elementwise function (``D = max(A * B + C, 0)``), a matmul of 16-bit inputs
 that accumulates in float32 (mixed precision) and one that accumulates in the
 16-bit type, each scheduled for a GPU (blockIdx/threadIdx) and run on the C
 target (bfloat16 as its software type) and the Metal host simulator on random
-inputs, compared with ``tir.interpret`` within a tolerance that fits the dtype (the kernels round after each operation, the executor once
-per store). A float32-to-bfloat16 cast runs through C and the simulator on random bit
+inputs, compared with ``tir.interpret`` within a tolerance that fits the dtype
+(the kernels round after each operation, the executor once per store). A
+float32-to-bfloat16 cast runs through C and the simulator on random bit
 patterns (NaN, infinities, subnormals, ties) and must give the bits
 ``tir.bfloat16`` gives. CUDA sources compile with ``nvcc -arch=sm_90`` where
 nvcc exists, and run on a GPU under ``pytest -m gpu``.
