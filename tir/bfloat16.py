@@ -59,8 +59,9 @@ def to_bfloat16_bits(array) -> np.ndarray:
     >>> to_bfloat16_bits(np.array([1.0, 1.00390625, 1.01171875, -np.inf], dtype=np.float32))
     array([16256, 16256, 16258, 65408], dtype=uint16)
     """
+    shape = np.shape(array)
     with np.errstate(invalid="ignore"):  # signalling NaNs widen quietly
-        values = np.asarray(array, dtype=np.float64)
+        values = np.atleast_1d(np.asarray(array, dtype=np.float64))
     mantissa, exponent = np.frexp(values)
     quantum = np.maximum(exponent - 1 - _FRACTION_BITS, _MIN_EXPONENT)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -71,7 +72,7 @@ def to_bfloat16_bits(array) -> np.ndarray:
     bits = (as_float32.view(np.uint32) >> 16).astype(np.uint16)
     nan = np.isnan(values)
     bits[nan] = np.where(np.signbit(values[nan]), 0xFFC0, 0x7FC0)
-    return bits.reshape(np.shape(values))
+    return bits.reshape(shape)
 
 
 def from_bfloat16_bits(bits) -> np.ndarray:
