@@ -201,3 +201,20 @@ def test_bfloat16_cast_on_cuda_rounds_to_nearest_even():
     module["main"](values.astype(np.float32), bits)
     np.testing.assert_array_equal(bits, to_bfloat16_bits(values.astype(np.float32)))
     assert np.isfinite(from_bfloat16_bits(bits)).sum() >= 4000
+
+
+@pytest.mark.gpu
+def test_bfloat16_takes_ml_dtypes_arrays_on_cuda():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    try:
+        module = build(gpu_schedule(programs("bfloat16")["elementwise"]), "cuda")
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    rng = np.random.default_rng(8)
+    arrays = [rng.uniform(-1, 1.5, 256).astype(ml_dtypes.bfloat16) for _ in range(3)]
+    out = np.zeros(256, ml_dtypes.bfloat16)
+    module["main"](*arrays, out)
+    expected = np.zeros(256, np.uint16)
+    tir.interpret(programs("bfloat16")["elementwise"], *(a.view(np.uint16) for a in arrays), expected)
+    np.testing.assert_allclose(out.astype(np.float32), from_bfloat16_bits(expected), rtol=5e-2, atol=5e-2)

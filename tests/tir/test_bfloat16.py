@@ -166,3 +166,16 @@ def test_wrong_array_dtype_says_what_to_pass():
     a = np.zeros(64, np.float64)
     with pytest.raises(ArgumentError, match="takes a float32 array .* uint16 array of bfloat16 bit patterns"):
         tir.interpret(bf16_add, a, a, a)
+
+
+def test_ml_dtypes_bfloat16_arrays_are_used_in_place():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-4, 4, 64).astype(ml_dtypes.bfloat16)
+    b = rng.uniform(-4, 4, 64).astype(ml_dtypes.bfloat16)
+    c = np.zeros(64, ml_dtypes.bfloat16)
+    tir.interpret(bf16_add, a, b, c)
+    np.testing.assert_array_equal(
+        c.view(np.uint16), to_bfloat16_bits(a.astype(np.float64) + b.astype(np.float64))
+    )
+    np.testing.assert_array_equal(to_bfloat16_bits(a.astype(np.float32)), a.view(np.uint16))
