@@ -218,3 +218,13 @@ def test_bfloat16_takes_ml_dtypes_arrays_on_cuda():
     expected = np.zeros(256, np.uint16)
     tir.interpret(programs("bfloat16")["elementwise"], *(a.view(np.uint16) for a in arrays), expected)
     np.testing.assert_allclose(out.astype(np.float32), from_bfloat16_bits(expected), rtol=5e-2, atol=5e-2)
+
+
+def test_fast_math_simulator_leaves_the_process_subnormals_alone():
+    """Loading a "metal -fast-math" module once turned on flush-to-zero for the whole process."""
+    smallest = float.fromhex("0x1p-149")
+    module = build(gpu_schedule(programs("float16")["elementwise"]), "metal -fast-math", device="sim")
+    arrays = [np.ones(256, np.float16) for _ in range(4)]
+    module["main"](*arrays)
+    assert float(np.float32(smallest)) == smallest
+    assert float(np.float32(smallest) * np.float32(2.0)) == 2 * smallest
