@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 
 import tir
+from codegen import build
 from tests.fixtures.fixture import garbage, rand
 from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 from tuner import workloads
+from tuner.measure.arrays import mismatch, random_arguments
+from tuner.space import SpaceGenerator
 from tuner.workloads import WORKLOADS, Workload, WorkloadError, get_workload, make
 
 # Small shapes the executor runs quickly; the convolutions cover a pad block, no pad
@@ -253,3 +256,17 @@ def test_bfloat16_workloads_match_the_reference_on_bit_arrays(name, shape):
 def test_bfloat16_is_refused_where_8_bits_lose_too_much(name):
     with pytest.raises(WorkloadError, match=f"{name} is not offered in bfloat16.*bfloat16 workloads: matmul"):
         make(name, dict(SMALL)[name], "bfloat16")
+
+
+@pytest.mark.parametrize(("target", "device"), [("metal", "sim"), ("c", None)])
+def test_bfloat16_candidates_of_the_space_compute_the_workload(target, device):
+    mod = make("matmul", "32,32,64", "bfloat16")
+    arguments = random_arguments(mod["main"], 0)
+    expected = [a.copy() for a in arguments]
+    tir.interpret(mod, *expected)
+    for seed in range(2):
+        module = build(SpaceGenerator(target).sample(mod, seed).mod, target, device=device)
+        got = [a.copy() for a in arguments]
+        got[-1].fill(np.nan)
+        module["main"](*got)
+        assert mismatch("C", got[-1], expected[-1], terms=64, dtype="float32") is None
