@@ -5,9 +5,13 @@ threads per block, so NVRTC and nvcc know the register budget; buffers are
 ``T* __restrict__`` (``const T* __restrict__`` when the kernel only reads
 them, so loads may go through the read-only cache); shared buffers
 are ``__shared__`` arrays (16-byte aligned when read or written as float4);
-``__syncthreads()`` is the barrier. ``wmma.*`` fragments are arrays of
-``wmma::fragment`` used by the WMMA functions (tir/matrix_ops.py). CUDA's vector types have no arithmetic
-operators, so the source defines the ones it uses.
+``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
+operators, so the source defines the ones it uses. float16 is ``half``
+(cuda_fp16.h) and bfloat16 is ``__nv_bfloat16`` (cuda_bf16.h, whose arithmetic
+operators round after each operation on sm_80 and later); the host holds
+bfloat16 as uint16 bit patterns, the same bytes. ``wmma.*`` fragments are arrays
+of ``wmma::fragment`` (the WMMA functions), ``warp`` fragments arrays of registers
+for mma.sync (tir/matrix_ops.py; the helpers in mma_helpers.cuh).
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ from pathlib import Path
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
-from tir.expr import Call
+from tir.expr import Call, PrimExpr
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
-from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..c_family import UNARY, CFamilyPrinter, Code, check_helpers, integer_helpers
 from ..errors import BuildError
 
 VECTOR_TYPES = {
@@ -36,9 +40,12 @@ WMMA_FRAGMENTS = {
     "wmma.matrix_b": ("matrix_b", ", wmma::row_major"),
     "wmma.accumulator": ("accumulator", ""),
 }
+# The header that defines each 16-bit float type.
+HALF_HEADERS = {"float16": "cuda_fp16.h", "bfloat16": "cuda_bf16.h"}
 
 
 class CUDAPrinter(CFamilyPrinter):
+    types = CFamilyPrinter.types | {"bfloat16": "__nv_bfloat16"}
     vector_types = VECTOR_TYPES
     inf, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
     barrier = "__syncthreads();"
@@ -58,7 +65,7 @@ class CUDAPrinter(CFamilyPrinter):
             element, registers = ("float", 4) if role == "c" else ("unsigned", 4 if role == "a" else 2)
             return f"{element} {self.name_of(buffer)}[{size}][{registers}];"
         if buffer.scope in WMMA_FRAGMENTS:
-            self.needs.add("wmma")
+            self.needs.update(("wmma", "header:mma.h"))
             kind, layout = WMMA_FRAGMENTS[buffer.scope]
             element = self.type_of(buffer.dtype)
             return (
@@ -118,10 +125,17 @@ class CUDAPrinter(CFamilyPrinter):
             self.needs.add(f"vector_op:{self.type_of(node.dtype)}:{op}")
         return super().binary(node, op, prec)
 
+    def math_call(self, op: str, dtype: str, args: list[PrimExpr]) -> Code:
+        """16-bit floats: the float function, rounded back (``(half)expf(x)``); CUDA's own half and
+        bfloat16 overloads are partial and ``fmax(half, half)`` is ambiguous."""
+        if _dt.lanes_of(dtype) == 1 and dtype in HALF_HEADERS:
+            return Code(f"({self.type_of(dtype)}){self.call(op + 'f', args).text}", UNARY)
+        return super().math_call(op, dtype, args)
+
     def type_of(self, dtype: str) -> str:
         name = super().type_of(dtype)
-        if _dt.element_of(dtype) == "float16":
-            self.needs.add("half")
+        if _dt.element_of(dtype) in HALF_HEADERS:
+            self.needs.add(f"header:{HALF_HEADERS[_dt.element_of(dtype)]}")
         return name
 
 
@@ -131,15 +145,11 @@ _LANES = "xyzw"
 def cuda_prelude(needs: set[str]) -> str:
     """Includes and helpers the kernels use, in a fixed order."""
     parts = []
-    if "half" in needs:
-        parts.append("#include <cuda_fp16.h>")
-    if "wmma" in needs:
-        parts += ["#include <mma.h>", "using namespace nvcuda;"]
-    if "mma" in needs:
-        parts.append(MMA_HELPERS)
     for need in sorted(needs):
         kind, _, rest = need.partition(":")
-        if kind == "vector_op":
+        if kind == "header":
+            parts.append(f"#include <{rest}>")
+        elif kind == "vector_op":
             vtype, op = rest.split(":")
             lanes = int(vtype[-1])
             fields = ", ".join(f"a.{f} {op} b.{f}" for f in _LANES[:lanes])
@@ -147,6 +157,10 @@ def cuda_prelude(needs: set[str]) -> str:
                 f"__device__ __forceinline__ {vtype} operator{op}({vtype} a, {vtype} b) "
                 f"{{ return make_{vtype}({fields}); }}"
             )
+    if "wmma" in needs:
+        parts.append("using namespace nvcuda;")
+    if "mma" in needs:
+        parts.append(MMA_HELPERS)
     qualifier = "__device__ __forceinline__"
     helpers = [*integer_helpers(needs, qualifier), *check_helpers(needs, qualifier, "long long")]
     return "\n".join([*parts, *helpers])

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..bfloat16 import BFLOAT16_VALUES, bfloat16_bits
 from .runtime import F16_VALUES, f16_bits
+
+# 16-bit floats live as their uint16 bits: how to read and write them.
+_READ = {"float16": F16_VALUES.__getitem__, "bfloat16": BFLOAT16_VALUES.__getitem__}
+_WRITE = {"float16": f16_bits, "bfloat16": bfloat16_bits}
 
 
 class Tile(NamedTuple):
@@ -25,7 +30,7 @@ class Tile(NamedTuple):
 
 
 def _read(tile: Tile) -> list[list[float]]:
-    convert = F16_VALUES.__getitem__ if tile.dtype == "float16" else float
+    convert = _READ.get(tile.dtype, float)
     return [
         [convert(tile.storage[tile.start + r * tile.stride + c]) for c in range(tile.cols)]
         for r in range(tile.rows)
@@ -33,7 +38,7 @@ def _read(tile: Tile) -> list[list[float]]:
 
 
 def _write(tile: Tile, values: list[list[float]]) -> None:
-    convert = f16_bits if tile.dtype == "float16" else float
+    convert = _WRITE.get(tile.dtype, float)
     for r in range(tile.rows):
         for c in range(tile.cols):
             tile.storage[tile.start + r * tile.stride + c] = convert(values[r][c])
