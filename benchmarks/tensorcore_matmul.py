@@ -1,19 +1,19 @@
-"""float16 matmul on tensor cores: our WMMA and mma.sync schedules against cuBLAS (torch.matmul) and Triton.
+"""float16 and bfloat16 matmuls on tensor cores: our schedules against cuBLAS (torch.matmul) and Triton.
 
-    python benchmarks/tensorcore_matmul.py                     # GPU machine: 1024^3 and 4096^3
-    python benchmarks/tensorcore_matmul.py --sizes 2048 --configs "4,4,2/2,2"
+    python benchmarks/tensorcore_matmul.py                      # GPU machine: 1024^3 and 4096^3
+    python benchmarks/tensorcore_matmul.py --sizes 2048 --configs "4,4,2/2,2" --trials 0
 
-C (float32) = A @ B with A, B float16, products accumulated in float32, for every
-tile configuration in ``--configs`` (tests/codegen/tensor_core_schedules.py). Every kernel's
-result is checked against float64 numpy before it is timed. Each config is the
-fragments of C per warp (M, N) and per k step, then the warps per thread block
-(M, N); each runs with WMMA 16x16x16 and with mma.sync m16n8k16 (ldmatrix); the
-shared-memory fetches load half2 vectors. torch.matmul gets
-float16 operands and gives float16 (cuBLAS accumulates in float32); Triton's
-kernel is benchmarks/triton_matmul.py's with float16 operands and a float32 C.
-With ``--trials N`` (default 64; 0 skips it) the float16 matmul with a float16 C
-(``tir tune matmul --dtype float16``'s workload) is also tuned, whose space holds
-WMMA candidates (tuner/space/tensor_core.py), and its best is compared the same way.
+For each dtype (``--dtypes``), C (float32) = A @ B with A, B of that dtype and
+products accumulated in float32, for every tile configuration in ``--configs``
+(tuner/space/tensor_core.py's ``tensorized_matmul``): fragments of C per warp along M,
+N and per k step, then warps per thread block along M, N. Each runs with WMMA
+16x16x16 and with mma.sync m16n8k16 (ldmatrix); the shared-memory fetches load
+2-element vectors. With ``--trials N`` (default 64; 0 skips it) the workload that
+``tir tune matmul --dtype D`` tunes is tuned too (float16: a float16 C; bfloat16: a
+float32 C), whose space holds WMMA candidates, and its best is compared the same way.
+Every kernel's result is checked against float64 numpy before it is timed.
+cuBLAS gets the same operands through ``torch.matmul`` (its C in the input dtype);
+Triton's kernel is benchmarks/triton_matmul.py's with a float32 C.
 """
 
 from __future__ import annotations
@@ -30,70 +30,85 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.gemm import cuda_event_seconds  # noqa: E402
 from codegen import build  # noqa: E402
-from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul  # noqa: E402
+from tests.codegen.tensor_core_schedules import mixed_matmul  # noqa: E402
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits  # noqa: E402
+from tuner import tune, workloads  # noqa: E402
+from tuner.space.tensor_core import tensorized_matmul  # noqa: E402
+
+SHORT = {"float16": "fp16", "bfloat16": "bf16"}
+UNITS = (("cuda", "WMMA"), ("cuda-mma", "mma.sync"))
 
 
-def check(result: np.ndarray, a: np.ndarray, b: np.ndarray, what: str) -> None:
-    expected = a.astype(np.float64) @ b.astype(np.float64)
-    error = np.abs(result.astype(np.float64) - expected).max() / np.abs(expected).max()
-    if error > 2e-3:
+def operands(n: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """Random A and B as the runtime takes them (bfloat16 as uint16 bit patterns)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n)) - 0.5, rng.random((n, n)) - 0.5
+    if dtype == "bfloat16":
+        return to_bfloat16_bits(a), to_bfloat16_bits(b)
+    return a.astype(dtype), b.astype(dtype)
+
+
+def values(x: np.ndarray, dtype: str) -> np.ndarray:
+    return from_bfloat16_bits(x).astype(np.float64) if dtype == "bfloat16" else x.astype(np.float64)
+
+
+def check(result: np.ndarray, expected: np.ndarray, what: str) -> None:
+    error = np.abs(values(result, str(result.dtype)) - expected).max() / np.abs(expected).max()
+    if error > 5e-3:
         raise SystemExit(f"{what}: wrong result (max relative error {error:.2e})")
 
 
-def anchors(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+def workload(n: int, dtype: str):
+    """C (float32) = A @ B (dtype) with float32 products."""
+    return mixed_matmul(n, n, n) if dtype == "float16" else workloads.matmul(n, n, n, "bfloat16")
+
+
+def anchors(a: np.ndarray, b: np.ndarray, dtype: str, expected: np.ndarray) -> dict[str, float]:
     import torch
 
     from benchmarks.triton_matmul import triton_matmul
 
-    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    torch_dtype = getattr(torch, dtype)
+    ta = torch.from_numpy(values(a, dtype)).to(torch_dtype).cuda()
+    tb = torch.from_numpy(values(b, dtype)).to(torch_dtype).cuda()
     results = {}
     for name, fn in (
-        ("cuBLAS fp16", lambda: torch.matmul(ta, tb)),
-        ("Triton fp16", lambda: triton_matmul(ta, tb)),
+        (f"cuBLAS {SHORT[dtype]}", lambda: torch.matmul(ta, tb)),
+        (f"Triton {SHORT[dtype]}", lambda: triton_matmul(ta, tb)),
     ):
-        check(fn().float().cpu().numpy(), a, b, name)
+        check(fn().float().cpu().numpy(), expected, name)
         results[name] = cuda_event_seconds(fn)
     return results
 
 
-def tuned_seconds(n: int, trials: int) -> float:
-    """Seconds of the best of ``trials`` tuned candidates of the float16 matmul (float16 C)."""
-    from tuner import tune, workloads
-
-    result = tune(
-        workloads.matmul(n, n, n, "float16"),
-        "cuda",
-        trials=trials,
-        db=str(Path(tempfile.mkdtemp()) / "tensorcore.db"),
-        progress=False,
-    )
+def tuned_seconds(n: int, dtype: str, trials: int) -> float:
+    """Seconds of the best of ``trials`` tuned candidates of ``tir tune matmul --dtype dtype``'s workload."""
+    db = str(Path(tempfile.mkdtemp()) / "tensorcore.db")
+    result = tune(workloads.matmul(n, n, n, dtype), "cuda", trials=trials, db=db, progress=False)
     return 2 * n**3 / (result.best_gflops * 1e9)
 
 
-def run(n: int, configs: list[tuple[tuple[int, int, int], tuple[int, int]]], trials: int) -> None:
-    rng = np.random.default_rng(0)
-    a = (rng.random((n, n)) - 0.5).astype(np.float16)
-    b = (rng.random((n, n)) - 0.5).astype(np.float16)
-    rows = []
-    for (frags, warps), (unit, label) in itertools.product(
-        configs, (("cuda", "WMMA"), ("cuda-mma", "mma.sync"))
-    ):
-        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags=frags, warps=warps, vector=2, unit=unit)
+def run(n: int, dtype: str, configs: list, trials: int) -> None:
+    a, b = operands(n, dtype)
+    expected = values(a, dtype) @ values(b, dtype)
+    rows, device = [], None
+    for (frags, warps), (unit, label) in itertools.product(configs, UNITS):
+        sch = tensorized_matmul(workload(n, dtype), "cuda", frags=frags, warps=warps, vector=2, unit=unit)
         module = build(sch.mod, "cuda")
         c = np.zeros((n, n), np.float32)
         module["main"](a, b, c)
         name = f"{label} {frags} x {warps}"
-        check(c, a, b, name)
+        check(c, expected, name)
         rows.append((name, module.benchmark("main", a, b, c, repeat=7).seconds))
         device = module.device_name
     if trials:
-        rows.append((f"tuned fp16, {trials} trials", tuned_seconds(n, trials)))
-    rows += list(anchors(a, b).items())
-    best_cublas = dict(rows)["cuBLAS fp16"]
+        rows.append((f"tuned, {trials} trials", tuned_seconds(n, dtype, trials)))
+    rows += list(anchors(a, b, dtype, expected).items())
+    cublas = dict(rows)[f"cuBLAS {SHORT[dtype]}"]
     for name, seconds in rows:
         tflops = 2 * n**3 / seconds / 1e12
-        ratio = best_cublas / seconds
-        print(f"  {n}^3 {name:<26} {seconds * 1e3:9.3f} ms {tflops:8.1f} TFLOPS {ratio:6.2f}x cuBLAS")
+        label = f"{SHORT[dtype]} {n}^3 {name}"
+        print(f"  {label:<40} {seconds * 1e3:8.3f} ms {tflops:7.1f} TFLOPS {cublas / seconds:.2f}x cuBLAS")
     print(f"  device: {device}", flush=True)
 
 
@@ -102,15 +117,20 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", default="1024,4096", help="comma-separated n for n^3")
+    parser.add_argument("--dtypes", default="float16,bfloat16", help="comma-separated input dtypes")
     parser.add_argument(
-        "--frags",
-        default="2,2,1;4,4,2;4,2,2;2,4,4",
-        help="semicolon-separated M,N,K fragment counts per block",
+        "--configs",
+        default="2,2,1/1,1;2,2,2/2,2;2,4,2/4,2;4,4,2/2,2;4,2,2/2,4",
+        help="semicolon-separated FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N",
     )
+    parser.add_argument("--trials", type=int, default=64, help="tuning trials per workload (0: none)")
     args = parser.parse_args()
-    configs = [tuple(int(x) for x in c.split(",")) for c in args.frags.split(";")]
-    for n in (int(s) for s in args.sizes.split(",")):
-        run(n, configs, args.trials)
+    configs = []
+    for config in args.configs.split(";"):
+        frags, warps = config.split("/")
+        configs.append((tuple(int(x) for x in frags.split(",")), tuple(int(x) for x in warps.split(","))))
+    for dtype, n in itertools.product(args.dtypes.split(","), (int(s) for s in args.sizes.split(","))):
+        run(n, dtype, configs, args.trials)
 
 
 if __name__ == "__main__":

@@ -112,7 +112,8 @@ class CUDAPrinter(CFamilyPrinter):
             helper = {"mma_ldmatrix_a": "tir_ldmatrix_a", "mma_ldmatrix_b": "tir_ldmatrix_b_trans"}
             return f"{helper.get(node.op, 'tir_mma_store')}({frag}, {pointer}, {stride});"
         d, a, b, c = (self.fragment(arg) for arg in node.args)
-        return f"tir_mma_m16n8k16({d}, {a}, {b}, {c});"
+        suffix = "_bf16" if node.args[1].args[0].buffer.dtype == "bfloat16" else ""
+        return f"tir_mma_m16n8k16{suffix}({d}, {a}, {b}, {c});"
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"

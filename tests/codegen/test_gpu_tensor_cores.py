@@ -15,6 +15,8 @@ import pytest
 from codegen import RuntimeUnavailableError, build
 from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
 from tests.codegen.test_tensor_cores import random_operands
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
+from tuner import workloads
 
 pytestmark = pytest.mark.gpu
 
@@ -39,3 +41,26 @@ def test_tensor_core_matmul_on_the_gpu(size, frags, warps, unit):
     module["main"](a, b, c)
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-3, atol=1e-3)
     assert module.benchmark("main", a, b, c, repeat=3).gflops > 0
+
+
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"], ids=["wmma", "mma.sync"])
+def test_bfloat16_matmul_on_the_gpu(unit):
+    sch = tensorized_matmul(
+        workloads.matmul(256, 256, 256, "bfloat16"),
+        "cuda",
+        frags=(2, 2, 2),
+        warps=(2, 2),
+        vector=2,
+        unit=unit,
+    )
+    try:
+        module = build(sch.mod, "cuda")
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    rng = np.random.default_rng(0)
+    a, b = to_bfloat16_bits(rng.random((256, 256)) - 0.5), to_bfloat16_bits(rng.random((256, 256)) - 0.5)
+    c = np.zeros((256, 256), np.float32)
+    module["main"](a, b, c)
+    expected = from_bfloat16_bits(a).astype("float64") @ from_bfloat16_bits(b).astype("float64")
+    np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)

@@ -22,6 +22,7 @@ from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
 from codegen.target import Target
 from schedule import Schedule
 from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 from tuner import workloads
 
 # dtype pair -> (rtol, atol) against a float64 numpy product of the same (rounded) inputs
@@ -188,3 +189,20 @@ def test_a_matrix_operation_reached_by_part_of_a_simdgroup_is_rejected(matrix_mo
         LaunchError, match=r"divergent simdgroup function: .* wait at simdgroup_matrix operation"
     ):
         matrix_module.run("divergent", [np.ones(64, np.float32)])
+
+
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"])
+def test_bfloat16_matmul_on_cuda_matrix_units(unit):
+    sch = tensorized_matmul(
+        workloads.matmul(64, 64, 48, "bfloat16"), "cuda", frags=(1, 2, 1), warps=(2, 1), unit=unit
+    )
+    source, _ = generate_source(sch.mod, "cuda")
+    assert "__nv_bfloat16 A_shared" in source
+    if nvcc.nvcc_available():
+        assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+    rng = np.random.default_rng(0)
+    a, b = to_bfloat16_bits(rng.random((64, 48)) - 0.5), to_bfloat16_bits(rng.random((48, 64)) - 0.5)
+    c = np.full((64, 64), 1000.0, "float32")
+    tir.interpret(sch.mod["main"], a, b, c)
+    expected = from_bfloat16_bits(a).astype("float64") @ from_bfloat16_bits(b).astype("float64")
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)

@@ -3,7 +3,8 @@
 MetaSchedule's MultiLevelTilingTensorCore, for one simple shape: a block of two
 spatial loops and one reduction loop, in that order (a 2-D matmul), on a GPU target
 with tensor intrinsics (tir/tensor_intrin) for its dtypes: Metal simdgroup_matrix
-(float32, float16, float16 -> float32), CUDA WMMA (float16 -> float32 or float16).
+(float32, float16, float16 -> float32), CUDA WMMA (float16 -> float32 or float16,
+bfloat16 -> float32).
 Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 with WMMA;
 mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8);
 otherwise, and for any shape the intrinsics do not match, the block gets the scalar
@@ -37,7 +38,7 @@ UNITS = {
     "cuda": ((16, 16, 16), ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")),
     "cuda-mma": ((16, 8, 16), ("warp",) * 3),
 }
-_SHORT = {"float32": "f32", "float16": "f16"}
+_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 MAX_WARPS = 8
 MAX_FRAGMENTS = 4
 FETCH_VECTOR_LANES = [1, 2, 4]
@@ -53,7 +54,7 @@ def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] 
     if i is None or a is None:
         return None
     if unit == "metal":
-        if (i, a) == ("f32", "f16"):
+        if (i, a) == ("f32", "f16") or "bf16" in (i, a):
             return None
         mma = i if i == a else f"{i}{a}"
         return {
@@ -63,20 +64,20 @@ def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] 
             "mma": f"metal_simdgroup_mma_8x8x8_{mma}",
             "store": f"metal_simdgroup_store_8x8_{a}_global",
         }
-    if unit == "cuda" and i == "f16":
+    if unit == "cuda" and (i, a) in (("f16", "f16"), ("f16", "f32"), ("bf16", "f32")):
         return {
-            "load_a": "wmma_load_16x16x16_f16_a_shared",
-            "load_b": "wmma_load_16x16x16_f16_b_shared",
+            "load_a": f"wmma_load_16x16x16_{i}_a_shared",
+            "load_b": f"wmma_load_16x16x16_{i}_b_shared",
             "fill": f"wmma_fill_16x16x16_{a}",
-            "mma": "wmma_sync_16x16x16_f16f32" if a == "f32" else "wmma_sync_16x16x16_f16",
+            "mma": f"wmma_sync_16x16x16_{i}f32" if a == "f32" else "wmma_sync_16x16x16_f16",
             "store": f"wmma_store_16x16x16_{a}_global",
         }
-    if unit == "cuda-mma" and (i, a) == ("f16", "f32"):
+    if unit == "cuda-mma" and (i, a) in (("f16", "f32"), ("bf16", "f32")):
         return {
-            "load_a": "mma_ldmatrix_16x16_f16_a_shared",
-            "load_b": "mma_ldmatrix_16x8_f16_b_shared",
+            "load_a": f"mma_ldmatrix_16x16_{i}_a_shared",
+            "load_b": f"mma_ldmatrix_16x8_{i}_b_shared",
             "fill": "mma_fill_16x8_f32",
-            "mma": "mma_sync_m16n8k16_f16f32",
+            "mma": f"mma_sync_m16n8k16_{i}f32",
             "store": "mma_store_16x8_f32_global",
         }
     return None
