@@ -36,13 +36,13 @@ extent, a buffer carried between iterations through the pipeline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
 from ..functor import Mutator, StmtMutator, Visitor, substitute
-from ..stmt import Block, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt, seq
+from ..stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt, seq
 
 STAGE_KEY = "software_pipeline_stage"
 ORDER_KEY = "software_pipeline_order"
@@ -135,7 +135,8 @@ def _read_pipeline(loop: For) -> _Pipeline:
             f"{name}: software pipelining needs a constant extent, got {loop.extent!r} "
             "(split the loop by a constant factor and pipeline the outer part)"
         )
-    stmts = loop.body.seq if isinstance(loop.body, SeqStmt) else (loop.body,)
+    body = _allocating_block(loop).body if _allocating_block(loop) is not None else loop.body
+    stmts = body.seq if isinstance(body, SeqStmt) else (body,)
     count = len(stmts)
     stages = _int_list(loop, STAGE_KEY, annotations[STAGE_KEY], count)
     order = _int_list(loop, ORDER_KEY, annotations.get(ORDER_KEY, list(range(count))), count)
@@ -156,6 +157,15 @@ def _read_pipeline(loop: For) -> _Pipeline:
         pipeline.reads.append(reads)
         pipeline.writes.append(writes)
     return pipeline
+
+
+def _allocating_block(loop: For) -> Block | None:
+    """The iterator-free block that allocates buffers around the loop's statements (where
+    plan_buffer_allocation put a buffer used only inside the loop, a register cache), or None."""
+    body = loop.body
+    if isinstance(body, BlockRealize) and not body.block.iter_vars and body.block.alloc_buffers:
+        return body.block
+    return None
 
 
 def _accesses(stmt: Stmt) -> tuple[set[Buffer], set[Buffer]]:
@@ -332,11 +342,19 @@ def _plan_async(pipeline: _Pipeline, emitted: list[int], filled: list[set[Buffer
 
 
 class _Versioner(Mutator):
-    """Accesses to multi-versioned buffers gain the version index as their first index."""
+    """Accesses to multi-versioned buffers gain the version index as their first index; the
+    blocks of an unrolled copy get the copy's suffix (block names stay unique)."""
 
-    def __init__(self, new_buffers: dict[Buffer, Buffer], version: dict[Buffer, PrimExpr]):
+    def __init__(self, new_buffers: dict[Buffer, Buffer], version: dict[Buffer, PrimExpr], copy: str):
         self.new_buffers = new_buffers
         self.version = version
+        self.copy = copy
+
+    def visit_Block(self, block: Block) -> Stmt:
+        new = self.generic_visit(block)
+        if not self.copy or not new.name:
+            return new
+        return replace(new, name=new.name + self.copy)
 
     def visit_BufferLoad(self, load: BufferLoad) -> PrimExpr:
         load = self.generic_visit(load)
@@ -377,12 +395,12 @@ def _emit(
     commit_after = set(plan.commits.values())
     dtype = loop.loop_var.dtype
 
-    def instance(stmt: Stmt, k: PrimExpr) -> Stmt:
+    def instance(stmt: Stmt, k: PrimExpr, copy: str) -> Stmt:
         version = {b: _version(k, v) for b, v in versions.items()}
         stmt = substitute(stmt, {loop.loop_var: loop.min + k})
-        return _Versioner(new_buffers, version).visit(stmt)
+        return _Versioner(new_buffers, version, copy).visit(stmt)
 
-    def iteration(i: PrimExpr | int) -> list[Stmt]:
+    def iteration(i: PrimExpr | int, copy: str = "") -> list[Stmt]:
         """Pipeline iteration ``i``: each statement on iteration ``i - stage`` of the loop (left
         out where that is out of range, for a constant ``i``), with the waits and commits."""
         out: list[Stmt] = []
@@ -391,13 +409,15 @@ def _emit(
             if not isinstance(k, int) or 0 <= k < extent:
                 if j in plan.waits:
                     out.append(_wait(plan.waits[j]))
-                out.append(instance(stmts[j], const(k, dtype) if isinstance(k, int) else k))
+                out.append(instance(stmts[j], const(k, dtype) if isinstance(k, int) else k, copy))
             if pos in commit_after:
                 out.append(_commit())
         return out
 
-    head = [s for i in range(last) for s in iteration(i)]
-    tail = [s for i in range(max(last, extent), extent + last) for s in iteration(i)]
+    head = [s for i in range(last) for s in iteration(i, f"_prologue{i}")]
+    tail = [
+        s for i in range(max(last, extent), extent + last) for s in iteration(i, f"_epilogue{i - extent}")
+    ]
     rest = {k: v for k, v in loop.annotations.items() if k not in PIPELINE_KEYS}
     steady = []
     if extent > last:
@@ -437,8 +457,16 @@ class _PipelineRewriter(StmtMutator):
         new_buffers = {
             b: Buffer(b.name, (IntImm(v, "int32"), *b.shape), b.dtype, b.scope) for b, v in versions.items()
         }
-        self.pending.update(new_buffers)
-        return _emit(pipeline, versions, new_buffers, self.async_copies)
+        pipelined = _emit(pipeline, versions, new_buffers, self.async_copies)
+        wrapper = _allocating_block(loop)
+        if wrapper is None:
+            self.pending.update(new_buffers)
+            return pipelined
+        # The loop's own buffers now live across its iterations: allocated once around the pipeline.
+        inner = {b: new_buffers[b] for b in wrapper.alloc_buffers if b in new_buffers}
+        self.pending.update({b: n for b, n in new_buffers.items() if b not in inner})
+        allocs = tuple(inner.get(b, b) for b in wrapper.alloc_buffers)
+        return BlockRealize((), const(True), Block("", (), (), (), pipelined, alloc_buffers=allocs))
 
     def visit_Block(self, block: Block) -> Stmt:
         new = self.generic_visit(block)
