@@ -194,7 +194,7 @@ def symbolic_extent(a: T.handle, c: T.handle, n: T.int32):
     A = T.match_buffer(a, (n,), "float32")
     C = T.match_buffer(c, (n,), "float32")
     B = T.alloc_buffer((1,), scope="shared")
-    for tx in T.thread_binding(1, thread="threadIdx.x"):
+    for _tx in T.thread_binding(1, thread="threadIdx.x"):
         for k in T.serial(n, annotations={"software_pipeline_stage": [0, 1]}):
             with T.block("B"):
                 vk = T.axis.remap("S", [k])
