@@ -70,6 +70,21 @@ def remove_software_pipeline(func: PrimFunc) -> PrimFunc:
     return _rewrite(func, pipeline=False, async_copies=False)
 
 
+def software_pipeline_versions(func: PrimFunc) -> dict[Buffer, int]:
+    """How many versions the pipelines of ``func`` give each buffer they multi-version (the
+    buffers of the IR as it is before this pass: the tuner's shared-memory limit check)."""
+    found: dict[Buffer, int] = {}
+
+    class _Loops(Visitor):
+        def visit_For(self, loop: For) -> None:
+            if any(key in loop.annotations for key in PIPELINE_KEYS):
+                found.update(_versions(_read_pipeline(loop)))
+            self.generic_visit(loop)
+
+    _Loops().visit(func.body)
+    return found
+
+
 def _rewrite(func: PrimFunc, pipeline: bool, async_copies: bool) -> PrimFunc:
     rewriter = _PipelineRewriter(pipeline, async_copies)
     body = rewriter.visit(func.body)
