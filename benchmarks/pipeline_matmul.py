@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.gemm import check, gpu_anchors  # noqa: E402
+from benchmarks.gemm import check, gpu_anchors, print_ratios  # noqa: E402
 from codegen import build  # noqa: E402
 from tests.codegen.pipeline_schedules import pipelined_matmul  # noqa: E402
 
@@ -55,15 +55,10 @@ def run(n: int, tilings: list[str]) -> tuple[list[tuple[str, float]], dict[str, 
             check(c, a, b, name)
             seconds = module.benchmark("main", a, b, c, repeat=7).seconds
             rows.append((name, seconds))
-            print(
-                f"  {n}^3 {name:<36} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e12:7.2f} TFLOPS",
-                flush=True,
-            )
+            _print_row(n, name, seconds)
     anchors = gpu_anchors(a, b)
     for name, seconds in anchors.items():
-        print(
-            f"  {n}^3 {name:<36} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e12:7.2f} TFLOPS", flush=True
-        )
+        _print_row(n, name, seconds)
     print(f"  device: {module.device_name}")
     return rows, anchors
 
@@ -77,13 +72,11 @@ def main() -> None:
     args = parser.parse_args()
     tilings = args.tiles.split(",")
     summary = [(n, *run(n, tilings)) for n in (int(s) for s in args.sizes.split(","))]
-    print("\nratios (ours / anchor, higher is better):")
-    for n, rows, anchors in summary:
-        for name, seconds in rows:
-            ratios = ", ".join(
-                f"{seconds_a / seconds:.2f}x {anchor}" for anchor, seconds_a in anchors.items()
-            )
-            print(f"  {n}^3 {name:<36} {ratios}")
+    print_ratios(summary, width=36)
+
+
+def _print_row(n: int, name: str, seconds: float) -> None:
+    print(f"  {n}^3 {name:<36} {seconds * 1e3:9.3f} ms {2 * n**3 / seconds / 1e12:7.2f} TFLOPS", flush=True)
 
 
 if __name__ == "__main__":

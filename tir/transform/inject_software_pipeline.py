@@ -506,25 +506,14 @@ class _PipelineRewriter(StmtMutator):
 
 
 def _check_only_versioned(block: Block, buffer: Buffer) -> None:
-    """Every access to a multi-versioned buffer must be inside the pipelined loop."""
-
-    class _Find(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            self.found(load.buffer)
-            self.generic_visit(load)
-
-        def visit_BufferStore(self, store: BufferStore) -> None:
-            self.found(store.buffer)
-            self.generic_visit(store)
-
-        def found(self, accessed: Buffer) -> None:
-            if accessed is buffer:
-                raise SoftwarePipelineError(
-                    f"software pipelining versions {buffer.name}, which is also accessed outside the "
-                    "pipelined loop; only a buffer used inside that loop can be multi-versioned"
-                )
-
-    _Find().visit(block.body)
+    """Every access to a multi-versioned buffer must be inside the pipelined loop (the loop's
+    accesses already use the new buffer, so any access to the old one is outside)."""
+    reads, writes = _accesses(block.body)
+    if buffer in reads | writes:
+        raise SoftwarePipelineError(
+            f"software pipelining versions {buffer.name}, which is also accessed outside the "
+            "pipelined loop; only a buffer used inside that loop can be multi-versioned"
+        )
 
 
 class _AllVersions(Mutator):
