@@ -97,9 +97,9 @@ class CUDAPrinter(CFamilyPrinter):
 
     def async_group(self, node: Call) -> None:
         if node.op == ASYNC_COMMIT:
-            self.emit('asm volatile("cp.async.commit_group;\\n" ::);')
+            self.emit('asm volatile("cp.async.commit_group;\\n" ::: "memory");')
         else:
-            self.emit(f'asm volatile("cp.async.wait_group {node.args[0].value};\\n" ::);')
+            self.emit(f'asm volatile("cp.async.wait_group {node.args[0].value};\\n" ::: "memory");')
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"
@@ -145,11 +145,12 @@ def cuda_prelude(needs: set[str]) -> str:
 
 def _cp_async_helper(need: str, qualifier: str) -> str:
     """``tir_cp_async_<n>(dst, src)``: copy n bytes global -> shared without waiting (sm_80+);
-    16-byte copies bypass L1 (``.cg``), smaller ones may only use ``.ca``."""
+    16-byte copies bypass L1 (``.cg``), smaller ones may only use ``.ca``. The shared address
+    is converted in PTX (``cvta.to.shared``), so the helper needs no header under NVRTC."""
     size = int(need.partition(":")[2])
     cache = "cg" if size == 16 else "ca"
     return (
         f"{qualifier} void tir_cp_async_{size}(void* dst, const void* src) {{\n"
-        f'  asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
-        f'"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src));\n}}'
+        '  asm volatile("{ .reg .u64 d64; .reg .u32 d32; cvta.to.shared.u64 d64, %0; cvt.u32.u64 d32, d64; '
+        f'cp.async.{cache}.shared.global [d32], [%1], {size}; }}\\n" :: "l"(dst), "l"(src) : "memory");\n}}'
     )

@@ -138,14 +138,14 @@ def test_async_stages_use_cp_async_from_sm_80_only():
     mod = pipelined_matmul(256, 3)
     for arch in ("sm_80", "sm_90"):
         source, _ = generate_source(mod, f"cuda -arch={arch}")
-        assert "cp.async.cg.shared.global [%0], [%1], 16;" in source
+        assert "cp.async.cg.shared.global [d32], [%1], 16;" in source
         # two prologue iterations, the steady loop, two epilogue iterations (empty groups)
         assert source.count("cp.async.wait_group 2;") == 3 and source.count("cp.async.commit_group;") == 5
     for target in ("cuda -arch=sm_75", "metal"):
         source, _ = generate_source(mod, target)
         assert "cp.async" not in source and "async_copy" not in source
     scalar, _ = generate_source(pipelined_matmul(256, 3, lanes=1), "cuda")
-    assert "cp.async.ca.shared.global [%0], [%1], 4;" in scalar and ", 16;" not in scalar
+    assert "cp.async.ca.shared.global [d32], [%1], 4;" in scalar and ", 16;" not in scalar
 
 
 @pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")

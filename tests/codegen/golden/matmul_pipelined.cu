@@ -1,5 +1,5 @@
 __device__ __forceinline__ void tir_cp_async_16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src));
+  asm volatile("{ .reg .u64 d64; .reg .u32 d32; cvta.to.shared.u64 d64, %0; cvt.u32.u64 d32, d64; cp.async.cg.shared.global [d32], [%1], 16; }\n" :: "l"(dst), "l"(src) : "memory");
 }
 
 extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
@@ -17,18 +17,18 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
   }
   tir_cp_async_16(&A_shared[threadIdx_x * 4], &A[blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + threadIdx_x % 4 * 4]);
   tir_cp_async_16(&B_shared[threadIdx_x * 4], &B[threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4]);
-  asm volatile("cp.async.commit_group;\n" ::);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
   __syncthreads();
   tir_cp_async_16(&A_shared[threadIdx_x * 4 + 1024], &A[blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + threadIdx_x % 4 * 4 + 16]);
   tir_cp_async_16(&B_shared[threadIdx_x * 4 + 1024], &B[threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4 + 16384]);
-  asm volatile("cp.async.commit_group;\n" ::);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
   __syncthreads();
   for (int k_0 = 2; k_0 < 64; ++k_0) {
     __syncthreads();
     tir_cp_async_16(&A_shared[k_0 % 3 * 1024 + threadIdx_x * 4], &A[blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + k_0 * 16 + threadIdx_x % 4 * 4]);
     tir_cp_async_16(&B_shared[k_0 % 3 * 1024 + threadIdx_x * 4], &B[k_0 * 16384 + threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4]);
-    asm volatile("cp.async.commit_group;\n" ::);
-    asm volatile("cp.async.wait_group 2;\n" ::);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
     __syncthreads();
     #pragma unroll
     for (int k_1 = 0; k_1 < 16; ++k_1) {
@@ -41,8 +41,8 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
       }
     }
   }
-  asm volatile("cp.async.commit_group;\n" ::);
-  asm volatile("cp.async.wait_group 2;\n" ::);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.wait_group 2;\n" ::: "memory");
   __syncthreads();
   #pragma unroll
   for (int k_1 = 0; k_1 < 16; ++k_1) {
@@ -54,8 +54,8 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
       }
     }
   }
-  asm volatile("cp.async.commit_group;\n" ::);
-  asm volatile("cp.async.wait_group 2;\n" ::);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.wait_group 2;\n" ::: "memory");
   __syncthreads();
   #pragma unroll
   for (int k_1 = 0; k_1 < 16; ++k_1) {
