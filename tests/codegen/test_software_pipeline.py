@@ -49,13 +49,16 @@ def copy_then_compute(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "flo
 
 @T.prim_func
 def copy_then_compute_pipelined(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    T.func_attr({"software_pipeline_synchronized": ["B"]})
     B = T.alloc_buffer((2, 16), scope="shared")
     for tx in T.thread_binding(16, thread="threadIdx.x"):
+        T.evaluate(T.tvm_storage_sync("shared"))
         with T.block("B_prologue0"):
             T.reads(A[tx, 0])
             T.writes(B[0, tx])
             B[0, tx] = A[tx, 0] * T.float32(2)
         for k in range(1, 8):
+            T.evaluate(T.tvm_storage_sync("shared"))
             with T.block("B"):
                 T.reads(A[tx, k])
                 T.writes(B[k % 2, tx])
@@ -64,6 +67,7 @@ def copy_then_compute_pipelined(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16
                 T.reads(B[(k - 1) % 2, tx])
                 T.writes(C[tx, k - 1])
                 C[tx, k - 1] = B[(k - 1) % 2, tx] + T.float32(1)
+        T.evaluate(T.tvm_storage_sync("shared"))
         with T.block("C_epilogue0"):
             T.reads(B[1, tx])
             T.writes(C[tx, 7])
@@ -71,6 +75,8 @@ def copy_then_compute_pipelined(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16
 
 
 def test_two_stages_version_the_buffer_and_unroll_prologue_and_epilogue():
+    """B gets 2 versions; the pass places one barrier per pipeline iteration and names B so that
+    inject_thread_sync leaves it alone."""
     pipelined = inject_software_pipeline(copy_then_compute)
     tir.assert_structural_equal(pipelined, copy_then_compute_pipelined)
     # A value computed only in the pipeline is not a plain copy: async_copies leaves it alone.
@@ -125,6 +131,28 @@ def test_the_executor_agrees_with_the_pipelined_schedule():
     np.testing.assert_allclose(got[2], expected[2], rtol=1e-4, atol=1e-4)
 
 
+def test_one_barrier_per_pipeline_iteration():
+    """Versions make one barrier per iteration enough: the pipeline places it; without a pipeline
+    the loop has two (before the copies and before the compute)."""
+    for stages, barriers in ((1, 2), (3, 1)):
+        source, _ = generate_source(pipelined_matmul(256, stages, async_copy=False), "metal")
+        body = source[source.index("for (int k_0") :]
+        body = body[: body.index("\n  }\n")]
+        assert body.count("threadgroup_barrier") == barriers, (stages, body)
+
+
+def test_a_pipeline_without_versions_leaves_the_barriers_to_inject_thread_sync():
+    """All statements in one stage: no versions, so the barriers are inject_thread_sync's two."""
+    mod = _annotated(stage=[0, 0, 0]).mod
+    source, _ = generate_source(mod, "metal")
+    body = source[source.index("for (int k_0") :]
+    assert body[: body.index("\n  }\n")].count("threadgroup_barrier") == 2
+    expected, got = random_args(mod["main"]), random_args(mod["main"])
+    tir.interpret(mod, *expected)
+    build(mod, "metal", device="sim")["main"](*got)
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-4, atol=1e-4)
+
+
 def test_versions_multiply_shared_memory_and_c_keeps_one_copy():
     cuda, _ = generate_source(pipelined_matmul(256, 3), "cuda")
     metal, _ = generate_source(pipelined_matmul(256, 3), "metal")
@@ -139,8 +167,12 @@ def test_async_stages_use_cp_async_from_sm_80_only():
     for arch in ("sm_80", "sm_90"):
         source, _ = generate_source(mod, f"cuda -arch={arch}")
         assert "cp.async.cg.shared.global [d32], [%1], 16;" in source
-        # two prologue iterations, the steady loop, two epilogue iterations (empty groups)
-        assert source.count("cp.async.wait_group 2;") == 3 and source.count("cp.async.commit_group;") == 5
+        # Commits: two prologue iterations, the steady loop, two epilogue iterations (empty groups).
+        # Waits at the top of each iteration that computes, before its one barrier: the group
+        # of two iterations ago must have landed, the last one may be in flight.
+        assert source.count("cp.async.wait_group 1;") == 3 and source.count("cp.async.commit_group;") == 5
+        steady = source[source.index("for (int k_0 = 2;") :]
+        assert steady.index("wait_group 1") < steady.index("__syncthreads()") < steady.index("tir_cp_async")
     for target in ("cuda -arch=sm_75", "metal"):
         source, _ = generate_source(mod, target)
         assert "cp.async" not in source and "async_copy" not in source

@@ -14,17 +14,24 @@ last stage), a steady-state loop and an epilogue (``N .. N+S-1``), prologue and
 epilogue unrolled with the statements whose iteration is out of range left out, so no
 predicate is evaluated at run time (TVM's other form guards every statement instead;
 with the constant extents we require, unrolling costs nothing and keeps the steady
-loop branch-free). Barriers come after, from inject_thread_sync, which sees the
-versioned buffers as one buffer and is therefore conservative (a barrier before the
-compute and one before the next copies).
+loop branch-free). Barriers: when every shared buffer the loop touches is versioned
+and read only in later stages than it is written (the usual copy-then-compute
+pipeline), one barrier at the top of each pipeline iteration is enough (a version is
+rewritten only in an iteration after its last reader, and read only in an iteration
+after its writer); the pass places it (after the iteration's wait for async copies)
+and names the buffers in the ``software_pipeline_synchronized`` attribute, so
+inject_thread_sync leaves them alone. Otherwise inject_thread_sync places barriers,
+seeing the versions of a buffer as one buffer (a barrier before the reads and one
+before the next writes).
 
 Stages in ``software_pipeline_async_stages`` copy asynchronously where the target can
 (``async_copies``; CUDA sm_80+): their stores ``shared[...] = global[...]`` become
 ``shared[...] = async_copy(global[...])`` (cp.async after vectorize_loop and the
 printer), every pipeline iteration commits one group per async stage after the
-stage's last copy (empty groups in the epilogue keep the count uniform), and a
-statement that reads a copied buffer first waits until at most ``n`` newer groups are
-pending, ``n`` counted from the schedule of commits. Without ``async_copies`` the same
+stage's last copy (empty groups in the epilogue keep the count uniform), and the
+copies read in an iteration are waited for (``n`` newer groups may stay pending, ``n``
+counted from the schedule of commits) at the top of the iteration, before its barrier,
+or, without the one-barrier form, just before the statement that reads them. Without ``async_copies`` the same
 pipeline runs with ordinary stores. ``remove_software_pipeline`` (the C target) checks
 the annotations the same way and keeps the plain loop.
 
@@ -43,15 +50,12 @@ from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
 from ..functor import Mutator, StmtMutator, Visitor, substitute
 from ..stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt, seq
+from .inject_thread_sync import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT, SYNCHRONIZED_ATTR, storage_sync
 
 STAGE_KEY = "software_pipeline_stage"
 ORDER_KEY = "software_pipeline_order"
 ASYNC_STAGES_KEY = "software_pipeline_async_stages"
 PIPELINE_KEYS = (STAGE_KEY, ORDER_KEY, ASYNC_STAGES_KEY)
-# A store whose value is async_copy(load) copies asynchronously; commit and wait manage the groups.
-ASYNC_COPY = "async_copy"
-ASYNC_COMMIT = "async_copy_commit"
-ASYNC_WAIT = "async_copy_wait"
 
 
 class SoftwarePipelineError(ValueError):
@@ -86,7 +90,7 @@ def software_pipeline_versions(func: PrimFunc) -> dict[Buffer, int]:
 
 
 def _rewrite(func: PrimFunc, pipeline: bool, async_copies: bool) -> PrimFunc:
-    rewriter = _PipelineRewriter(pipeline, async_copies)
+    rewriter = _PipelineRewriter(pipeline, async_copies, _unique_names(func))
     body = rewriter.visit(func.body)
     if rewriter.pending:
         names = ", ".join(b.name for b in rewriter.pending)
@@ -94,7 +98,28 @@ def _rewrite(func: PrimFunc, pipeline: bool, async_copies: bool) -> PrimFunc:
             f"software pipelining versions {names}, but no block allocates it (a function parameter "
             "can't be multi-versioned); copy it to a cache (cache_read) and pipeline that"
         )
-    return func if body is func.body else func.with_body(body)
+    if body is func.body:
+        return func
+    if rewriter.synchronized:
+        names = sorted({*func.attrs.get(SYNCHRONIZED_ATTR, ()), *rewriter.synchronized})
+        func = replace(func, attrs={**func.attrs, SYNCHRONIZED_ATTR: names})
+    return func.with_body(body)
+
+
+def _unique_names(func: PrimFunc) -> set[str]:
+    """Names that exactly one buffer of ``func`` has (parameters and allocations)."""
+    buffers = set(func.buffer_params)
+
+    class _Allocs(Visitor):
+        def visit_Block(self, block: Block) -> None:
+            buffers.update(block.alloc_buffers)
+            self.generic_visit(block)
+
+    _Allocs().visit(func.body)
+    counts: dict[str, int] = {}
+    for buffer in buffers:
+        counts[buffer.name] = counts.get(buffer.name, 0) + 1
+    return {name for name, count in counts.items() if count == 1}
 
 
 # ---------------------------------------------------------------- reading the annotations
@@ -318,6 +343,7 @@ class _AsyncPlan:
 
     commits: dict[int, int]
     waits: dict[int, int]
+    top_wait: int | None = None
 
 
 def _plan_async(pipeline: _Pipeline, emitted: list[int], filled: list[set[Buffer]]) -> _AsyncPlan:
@@ -329,6 +355,7 @@ def _plan_async(pipeline: _Pipeline, emitted: list[int], filled: list[set[Buffer
             commits[stages[j]] = position[j]
     groups = len(commits)
     waits: dict[int, int] = {}
+    top: list[int] = []
     for consumer in emitted:
         for producer, buffers in enumerate(filled):
             if producer == consumer or not buffers & pipeline.reads[consumer]:
@@ -344,13 +371,30 @@ def _plan_async(pipeline: _Pipeline, emitted: list[int], filled: list[set[Buffer
                     )
                 newer = sum(1 for c in commits.values() if commit < c < at)
             else:
-                newer = (
-                    sum(1 for c in commits.values() if c > commit)
-                    + groups * (distance - 1)
-                    + sum(1 for c in commits.values() if c < at)
-                )
+                # Groups committed after the one needed, up to the top of the consumer's iteration.
+                before_top = sum(1 for c in commits.values() if c > commit) + groups * (distance - 1)
+                top.append(before_top)
+                newer = before_top + sum(1 for c in commits.values() if c < at)
             waits[consumer] = min(waits.get(consumer, newer), newer)
-    return _AsyncPlan(commits, waits)
+    return _AsyncPlan(commits, waits, min(top) if top else None)
+
+
+def _synchronizes_itself(pipeline: _Pipeline, versions: dict[Buffer, int], unique: set[str]) -> bool:
+    """Whether one barrier per pipeline iteration protects every shared buffer of the loop: each
+    is multi-versioned, read only in stages after its writer's, and named uniquely in the
+    function (inject_thread_sync recognizes it by name)."""
+    shared = {b for accessed in (*pipeline.reads, *pipeline.writes) for b in accessed if b.scope == "shared"}
+    if not shared or not shared <= set(versions) or not all(b.name in unique for b in shared):
+        return False
+    for writer, written in enumerate(pipeline.writes):
+        for reader, read in enumerate(pipeline.reads):
+            if (
+                reader != writer
+                and written & read & shared
+                and pipeline.stages[reader] <= pipeline.stages[writer]
+            ):
+                return False
+    return True
 
 
 # ---------------------------------------------------------------- emitting the pipeline
@@ -396,7 +440,10 @@ def _emit(
     versions: dict[Buffer, int],
     new_buffers: dict[Buffer, Buffer],
     async_copies: bool,
+    synchronize: bool,
 ) -> Stmt:
+    """The prologue, steady loop and epilogue; with ``synchronize``, a barrier (after the wait for
+    the async copies read in the iteration) at the top of every pipeline iteration."""
     loop, stages = pipeline.loop, pipeline.stages
     extent, last = loop.extent.value, max(stages)
     emitted = sorted(range(len(pipeline.stmts)), key=lambda j: pipeline.order[j])
@@ -415,14 +462,21 @@ def _emit(
         stmt = substitute(stmt, {loop.loop_var: loop.min + k})
         return _Versioner(new_buffers, version, copy).visit(stmt)
 
+    def runs(j: int, i: PrimExpr | int) -> bool:
+        return not isinstance(i, int) or 0 <= i - stages[j] < extent
+
     def iteration(i: PrimExpr | int, copy: str = "") -> list[Stmt]:
         """Pipeline iteration ``i``: each statement on iteration ``i - stage`` of the loop (left
         out where that is out of range, for a constant ``i``), with the waits and commits."""
         out: list[Stmt] = []
+        if synchronize:
+            if plan.top_wait is not None and any(runs(j, i) for j in plan.waits):
+                out.append(_wait(plan.top_wait))
+            out.append(storage_sync())
         for pos, j in enumerate(emitted):
             k = i - stages[j]
-            if not isinstance(k, int) or 0 <= k < extent:
-                if j in plan.waits:
+            if runs(j, i):
+                if j in plan.waits and not synchronize:
                     out.append(_wait(plan.waits[j]))
                 out.append(instance(stmts[j], const(k, dtype) if isinstance(k, int) else k, copy))
             if pos in commit_after:
@@ -455,10 +509,12 @@ class _PipelineRewriter(StmtMutator):
     new shape where a block allocates them; regions between that block and the loop cover all
     versions."""
 
-    def __init__(self, pipeline: bool, async_copies: bool):
+    def __init__(self, pipeline: bool, async_copies: bool, unique_names: set[str]):
         self.pipeline = pipeline
         self.async_copies = async_copies
+        self.unique_names = unique_names
         self.pending: dict[Buffer, Buffer] = {}
+        self.synchronized: set[str] = set()
 
     def visit_For(self, loop: For) -> Stmt:
         loop = self.generic_visit(loop)
@@ -472,7 +528,10 @@ class _PipelineRewriter(StmtMutator):
         new_buffers = {
             b: Buffer(b.name, (IntImm(v, "int32"), *b.shape), b.dtype, b.scope) for b, v in versions.items()
         }
-        pipelined = _emit(pipeline, versions, new_buffers, self.async_copies)
+        synchronize = _synchronizes_itself(pipeline, versions, self.unique_names)
+        if synchronize:
+            self.synchronized.update(b.name for b in new_buffers.values())
+        pipelined = _emit(pipeline, versions, new_buffers, self.async_copies, synchronize)
         wrapper = _allocating_block(loop)
         if wrapper is None:
             self.pending.update(new_buffers)

@@ -15,6 +15,7 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
       C_local[i_2_init * 4 + j_2_init] = 0.0f;
     }
   }
+  __syncthreads();
   tir_cp_async_16(&A_shared[threadIdx_x * 4], &A[blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + threadIdx_x % 4 * 4]);
   tir_cp_async_16(&B_shared[threadIdx_x * 4], &B[threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4]);
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -22,14 +23,12 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
   tir_cp_async_16(&A_shared[threadIdx_x * 4 + 1024], &A[blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + threadIdx_x % 4 * 4 + 16]);
   tir_cp_async_16(&B_shared[threadIdx_x * 4 + 1024], &B[threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4 + 16384]);
   asm volatile("cp.async.commit_group;\n" ::: "memory");
-  __syncthreads();
   for (int k_0 = 2; k_0 < 64; ++k_0) {
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
     __syncthreads();
     tir_cp_async_16(&A_shared[k_0 % 3 * 1024 + threadIdx_x * 4], &A[blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + k_0 * 16 + threadIdx_x % 4 * 4]);
     tir_cp_async_16(&B_shared[k_0 % 3 * 1024 + threadIdx_x * 4], &B[k_0 * 16384 + threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4]);
     asm volatile("cp.async.commit_group;\n" ::: "memory");
-    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
-    __syncthreads();
     #pragma unroll
     for (int k_1 = 0; k_1 < 16; ++k_1) {
       #pragma unroll
@@ -41,9 +40,9 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
       }
     }
   }
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-  asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
   __syncthreads();
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
   #pragma unroll
   for (int k_1 = 0; k_1 < 16; ++k_1) {
     #pragma unroll
@@ -54,9 +53,9 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
       }
     }
   }
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-  asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
   __syncthreads();
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
   #pragma unroll
   for (int k_1 = 0; k_1 < 16; ++k_1) {
     #pragma unroll

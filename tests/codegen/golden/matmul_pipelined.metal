@@ -18,17 +18,16 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
       C_local[i_2_init * 4 + j_2_init] = 0.0f;
     }
   }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
   *(threadgroup float4*)(A_shared + threadIdx_x * 4) = *(device const float4*)(A + blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + threadIdx_x % 4 * 4);
   *(threadgroup float4*)(B_shared + threadIdx_x * 4) = *(device const float4*)(B + threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   *(threadgroup float4*)(A_shared + threadIdx_x * 4 + 1024) = *(device const float4*)(A + blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + threadIdx_x % 4 * 4 + 16);
   *(threadgroup float4*)(B_shared + threadIdx_x * 4 + 1024) = *(device const float4*)(B + threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4 + 16384);
-  threadgroup_barrier(mem_flags::mem_threadgroup);
   for (int k_0 = 2; k_0 < 64; ++k_0) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     *(threadgroup float4*)(A_shared + k_0 % 3 * 1024 + threadIdx_x * 4) = *(device const float4*)(A + blockIdx_x / 16 * 65536 + threadIdx_x / 4 * 1024 + k_0 * 16 + threadIdx_x % 4 * 4);
     *(threadgroup float4*)(B_shared + k_0 % 3 * 1024 + threadIdx_x * 4) = *(device const float4*)(B + k_0 * 16384 + threadIdx_x / 16 * 1024 + blockIdx_x % 16 * 64 + threadIdx_x % 16 * 4);
-    threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int k_1 = 0; k_1 < 16; ++k_1) {
       #pragma unroll
@@ -51,6 +50,7 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
       }
     }
   }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
   #pragma unroll
   for (int k_1 = 0; k_1 < 16; ++k_1) {
     #pragma unroll
