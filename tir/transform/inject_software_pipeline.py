@@ -30,10 +30,13 @@ Stages in ``software_pipeline_async_stages`` copy asynchronously where the targe
 printer), every pipeline iteration commits one group per async stage after the
 stage's last copy (empty groups in the epilogue keep the count uniform), and the
 copies read in an iteration are waited for (``n`` newer groups may stay pending, ``n``
-counted from the schedule of commits) at the top of the iteration, before its barrier,
-or, without the one-barrier form, just before the statement that reads them. Without ``async_copies`` the same
-pipeline runs with ordinary stores. ``remove_software_pipeline`` (the C target) checks
-the annotations the same way and keeps the plain loop.
+counted from the schedule of commits) at the top of the iteration, before its
+barrier, or, without the one-barrier form, just before the statement that reads
+them. Without ``async_copies`` the same pipeline runs with ordinary stores.
+``remove_software_pipeline`` (the C target) checks the annotations the same way and
+keeps the plain loop. The blocks this pass rewrites use the loop variable (the
+version index), which TensorIR's parser refuses in blocks with iterators: a dump
+after this pass prints but does not parse back.
 
 Malformed annotations raise ``SoftwarePipelineError`` naming the loop: lengths that
 differ from the body's statements, an order that is not a permutation or runs a
