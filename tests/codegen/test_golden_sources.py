@@ -14,6 +14,7 @@ import pytest
 
 from codegen.build import generate_source
 from tests.codegen.cross_thread_schedules import cross_thread_softmax
+from tests.codegen.pipeline_schedules import pipelined_matmul
 from tests.codegen.seed_kernels import SEED_KERNELS
 from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
 from tuner import workloads
@@ -79,3 +80,10 @@ def test_golden_mma_sync_matmul(request):
     )
     source, _ = generate_source(sch.mod, "cuda")
     assert_matches_golden(source, "matmul_mma_sync.cu", request)
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_pipelined_matmul(target, request):
+    """A 3-stage software pipeline with float4 fetches: cp.async groups on CUDA, synchronous on Metal."""
+    source, _ = generate_source(pipelined_matmul(1024, stages=3), target)
+    assert_matches_golden(source, f"matmul_pipelined.{SUFFIX[target]}", request)
