@@ -342,7 +342,9 @@ def test_cache_read_unknown_scope_lists_the_scopes():
 
 def test_cache_write_unknown_scope():
     sch = Schedule(elementwise)
-    assert_fails_unchanged(sch, StorageScopeError, "'texture'", sch.cache_write, sch.get_block("B"), 0, "texture")
+    assert_fails_unchanged(
+        sch, StorageScopeError, "'texture'", sch.cache_write, sch.get_block("B"), 0, "texture"
+    )
 
 
 def test_set_scope_unknown_scope():
