@@ -3,8 +3,10 @@
 MetaSchedule's MultiLevelTilingTensorCore, for one simple shape: a block of two
 spatial loops and one reduction loop, in that order (a 2-D matmul), on a GPU target
 with tensor intrinsics (tir/tensor_intrin) for its dtypes: Metal simdgroup_matrix
-(float32, float16, float16 -> float32), CUDA WMMA (float16 -> float32 or float16,
-bfloat16 -> float32).
+(float16, float16 -> float32), CUDA WMMA (float16 -> float32 or float16, bfloat16 ->
+float32). float32 matmuls keep the scalar multi-level tiling, with its software
+pipelines, until Metal's float simdgroup path is measured against it on a Mac (the
+hand schedule and the float32 intrinsics are there for that).
 Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 with WMMA;
 mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8);
 otherwise, and for any shape the intrinsics do not match, the block gets the scalar
@@ -98,7 +100,12 @@ def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
     in_dtypes = {r.buffer.dtype for r in block.reads if r.buffer is not block.writes[0].buffer}
     if len(in_dtypes) != 1:
         return False
-    return intrinsic_names(target.kind, in_dtypes.pop(), block.writes[0].buffer.dtype) is not None
+    in_dtype = in_dtypes.pop()
+    if (
+        in_dtype == "float32"
+    ):  # float32 keeps the scalar tiling (and its software pipelines): see the docstring
+        return False
+    return intrinsic_names(target.kind, in_dtype, block.writes[0].buffer.dtype) is not None
 
 
 def tensorize_matmul(
