@@ -27,6 +27,7 @@ from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleErro
 from .for_kind import ForKindMethods
 from .get import GetMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
+from .layout_transformation import LayoutTransformationMethods
 from .loop_transformation import LoopTransformationMethods
 from .reduction import ReductionMethods
 from .sampling import SamplingMethods
@@ -44,6 +45,7 @@ class Schedule(
     ReductionMethods,
     AnnotateMethods,
     SamplingMethods,
+    LayoutTransformationMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

@@ -59,6 +59,7 @@ from .expr import (
     const,
 )
 from .function import IRModule, PrimFunc
+from .index_map import IndexMap, IndexMapError
 from .functor import Mutator, Visitor, post_order_visit, substitute
 from .stmt import (
     Allocate,

@@ -20,6 +20,7 @@ MODULES = [
     "schedule.sampling",
     "schedule.cache_read_write",
     "schedule.compute_at",
+    "schedule.layout_transformation",
 ]
 
 
