@@ -54,7 +54,7 @@ from tir.functor import collect_vars
 from tir.stmt import seq
 
 from .analysis import loop_iters
-from .errors import ArgumentError, ScheduleError
+from .errors import ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -161,7 +161,9 @@ def _static_extents(shape, what: str, where: Block) -> list[int]:
     extents = []
     for extent in shape:
         if not isinstance(extent, IntImm):
-            raise IndexMapNotApplicableError(f"{what} has the symbolic extent {extent}; only constants", where)
+            raise IndexMapNotApplicableError(
+                f"{what} has the symbolic extent {extent}; only constant extents are supported", where
+            )
         extents.append(extent.value)
     return extents
 
@@ -248,7 +250,9 @@ class _AccessRewriter(Mutator):
         return store if found is None else replace(store, buffer=found[0], indices=found[1])
 
 
-def _mapped_region(region: BufferRegion, index_map: IndexMap, new: Buffer, analyzer: Analyzer) -> BufferRegion:
+def _mapped_region(
+    region: BufferRegion, index_map: IndexMap, new: Buffer, analyzer: Analyzer
+) -> BufferRegion:
     """The box of ``new`` that ``region`` of the old buffer maps into."""
     if all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region.region):
         mapped = index_map.map_indices([r.min for r in region.region], analyzer)
@@ -328,7 +332,7 @@ def _append_padding_block(
 ) -> None:
     analyzer = Analyzer()
     loop_vars = [Var(f"ax{k}", v.dtype) for k, v in enumerate(outputs)]
-    for var, loop_var, extent in zip(outputs, loop_vars, buffer.shape):
+    for loop_var, extent in zip(loop_vars, buffer.shape):
         analyzer.bind(loop_var, Range(const(0, extent.dtype), extent))
     to_loops = dict(zip(outputs, loop_vars))
     condition = const(False)
@@ -353,7 +357,8 @@ def _append_padding_block(
     realize = state.index.realizes[producer]
     scope = state.parent_block(realize)
     path = [realize, *state.ancestors(realize)]
-    top = next(s for s in path if state.parent(s) is scope or state.parent(s) is scope.body)
+    in_seq = isinstance(scope.body, SeqStmt)
+    top = next(s for s in path if state.parent(s) is (scope.body if in_seq else scope))
     items = list(scope.body.seq) if isinstance(scope.body, SeqStmt) else [scope.body]
     items.insert(next(i for i, s in enumerate(items) if s is top) + 1, stmt)
     state.replace({scope: replace(scope, body=seq(*items))})

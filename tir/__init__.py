@@ -59,8 +59,8 @@ from .expr import (
     const,
 )
 from .function import IRModule, PrimFunc
-from .index_map import IndexMap, IndexMapError
 from .functor import Mutator, Visitor, post_order_visit, substitute
+from .index_map import IndexMap, IndexMapError
 from .stmt import (
     Allocate,
     Block,

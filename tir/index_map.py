@@ -88,7 +88,9 @@ class IndexMap:
         body = tree.body.elts if isinstance(tree.body, (ast.Tuple, ast.List)) else [tree.body]
         return IndexMap(inputs, _as_indices([_expr_of(node, names, text) for node in body], dtype))
 
-    def map_indices(self, indices: Sequence[PrimExpr | int], analyzer: Analyzer | None = None) -> tuple[PrimExpr, ...]:
+    def map_indices(
+        self, indices: Sequence[PrimExpr | int], analyzer: Analyzer | None = None
+    ) -> tuple[PrimExpr, ...]:
         """The output indices for these input indices, simplified by ``analyzer`` (which may know
         the ranges of the variables in ``indices``)."""
         if len(indices) != len(self.initial_indices):
