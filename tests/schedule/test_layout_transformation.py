@@ -312,6 +312,6 @@ def test_transform_block_layout_refuses_split_loops():
     sch = Schedule(sum_3d)
     block = sch.get_block("B")
     sch.split(sch.get_loops(block)[0], [2, 2])
-    assert_fails_unchanged(
-        sch, TransformBlockLayoutError, "trivial bindings", sch.transform_block_layout, block, "lambda i, j, k: (j, i, k)"
-    )
+    transform = sch.transform_block_layout
+    swap = "lambda i, j, k: (j, i, k)"
+    assert_fails_unchanged(sch, TransformBlockLayoutError, "trivial bindings", transform, block, swap)
