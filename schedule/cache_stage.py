@@ -1,8 +1,11 @@
 """The copy stage of cache_read and cache_write (cache_read_write.py): the copy block, the cache
-buffer, and the rewrite that points the scope's readers or writer at the cache."""
+buffer, and the rewrite that points the scope's readers or writer at the cache; and
+``spatial_stage``, the loop nest around one spatial block that the other staging primitives
+(reindex, transform_layout's padding) build."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from tir import (
@@ -191,3 +194,26 @@ def rewrite_scope(state: ScheduleState, scope: Block, rewriter: CacheRewriter, c
     init = rewriter.visit(scope.init) if scope.init is not None else None
     new_scope = replace(scope, body=body, init=init, alloc_buffers=(*scope.alloc_buffers, cache))
     state.replace({scope: new_scope})
+
+
+def spatial_stage(
+    name: str,
+    extents: list[PrimExpr],
+    make_body: Callable[[list[Var]], tuple[Stmt, tuple, tuple]],
+    where: Callable[[list[Var]], PrimExpr] | None = None,
+) -> Stmt:
+    """Loops ``ax{k}`` over ``extents`` around block ``name`` whose spatial iterators ``v{k}`` are
+    bound to them. ``make_body(iterators)`` gives the block's ``(body, reads, writes)``;
+    ``where(loop_vars)``, if given, its predicate."""
+    loop_vars = [Var(f"ax{k}", e.dtype) for k, e in enumerate(extents)]
+    iter_vars = tuple(
+        IterVar(Var(f"v{k}", e.dtype), Range(const(0, e.dtype), e), IterKind.SPATIAL)
+        for k, e in enumerate(extents)
+    )
+    body, reads, writes = make_body([iv.var for iv in iter_vars])
+    block = Block(name=name, iter_vars=iter_vars, reads=reads, writes=writes, body=body)
+    predicate = const(True) if where is None else where(loop_vars)
+    stmt: Stmt = BlockRealize(tuple(loop_vars), predicate, block)
+    for loop_var, extent in reversed(list(zip(loop_vars, extents))):
+        stmt = For(loop_var, const(0, extent.dtype), extent, ForKind.SERIAL, stmt)
+    return stmt

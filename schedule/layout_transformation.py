@@ -33,12 +33,10 @@ from tir import (
     IndexMap,
     IndexMapError,
     IntImm,
-    IterKind,
     IterVar,
     Mutator,
     PrimExpr,
     Range,
-    SeqStmt,
     Stmt,
     Var,
     const,
@@ -51,9 +49,9 @@ from tir.arith import Analyzer
 from tir.arith.iter_map import IterSumExpr, detect_iter_map
 from tir.buffer import BufferRegion
 from tir.functor import collect_vars
-from tir.stmt import seq
 
 from .analysis import loop_iters
+from .cache_stage import spatial_stage
 from .errors import ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -330,38 +328,25 @@ def transform_layout(
 def _append_padding_block(
     state: ScheduleState, producer: str, buffer: Buffer, outputs: list[Var], padding: list, pad_value
 ) -> None:
-    analyzer = Analyzer()
-    loop_vars = [Var(f"ax{k}", v.dtype) for k, v in enumerate(outputs)]
-    for loop_var, extent in zip(loop_vars, buffer.shape):
-        analyzer.bind(loop_var, Range(const(0, extent.dtype), extent))
-    to_loops = dict(zip(outputs, loop_vars))
-    condition = const(False)
-    for part in padding:
-        condition = op.logical_or(condition, substitute(part, to_loops))
-    iter_vars = tuple(
-        IterVar(Var(f"v{k}", e.dtype), Range(const(0, e.dtype), e), IterKind.SPATIAL)
-        for k, e in enumerate(buffer.shape)
+    def where(loop_vars: list[Var]) -> PrimExpr:
+        analyzer = Analyzer()
+        for loop_var, extent in zip(loop_vars, buffer.shape):
+            analyzer.bind(loop_var, Range(const(0, extent.dtype), extent))
+        to_loops = dict(zip(outputs, loop_vars))
+        condition = const(False)
+        for part in padding:
+            condition = op.logical_or(condition, substitute(part, to_loops))
+        return analyzer.simplify(condition)
+
+    def body(iters: list[Var]):
+        store = BufferStore(buffer, const(pad_value, buffer.dtype), tuple(iters))
+        point = BufferRegion(buffer, tuple(Range(v, const(1, v.dtype)) for v in iters))
+        return store, (), (point,)
+
+    name = state.unique_name(f"{producer}_pad_{buffer.name}")
+    state.insert_beside(
+        state.index.blocks[producer], spatial_stage(name, list(buffer.shape), body, where), True
     )
-    indices = tuple(iv.var for iv in iter_vars)
-    store = BufferStore(buffer, const(pad_value, buffer.dtype), indices)
-    pad_block = Block(
-        name=state.unique_name(f"{producer}_pad_{buffer.name}"),
-        iter_vars=iter_vars,
-        reads=(),
-        writes=(BufferRegion(buffer, tuple(Range(i, const(1, i.dtype)) for i in indices)),),
-        body=store,
-    )
-    stmt: Stmt = BlockRealize(tuple(loop_vars), analyzer.simplify(condition), pad_block)
-    for loop_var, extent in reversed(list(zip(loop_vars, buffer.shape))):
-        stmt = For(loop_var, const(0, extent.dtype), extent, ForKind.SERIAL, stmt)
-    realize = state.index.realizes[producer]
-    scope = state.parent_block(realize)
-    path = [realize, *state.ancestors(realize)]
-    in_seq = isinstance(scope.body, SeqStmt)
-    top = next(s for s in path if state.parent(s) is (scope.body if in_seq else scope))
-    items = list(scope.body.seq) if isinstance(scope.body, SeqStmt) else [scope.body]
-    items.insert(next(i for i, s in enumerate(items) if s is top) + 1, stmt)
-    state.replace({scope: replace(scope, body=seq(*items))})
 
 
 # ---------------------------------------------------------------- transform_block_layout
