@@ -30,6 +30,7 @@ from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
 from .loop_transformation import LoopTransformationMethods
 from .reduction import ReductionMethods
+from .reindex import ReindexMethods
 from .sampling import SamplingMethods
 from .state import ScheduleState
 from .trace import Instruction, Trace
@@ -46,6 +47,7 @@ class Schedule(
     AnnotateMethods,
     SamplingMethods,
     LayoutTransformationMethods,
+    ReindexMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

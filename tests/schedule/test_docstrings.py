@@ -21,6 +21,7 @@ MODULES = [
     "schedule.cache_read_write",
     "schedule.compute_at",
     "schedule.layout_transformation",
+    "schedule.reindex",
 ]
 
 
