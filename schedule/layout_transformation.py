@@ -31,7 +31,6 @@ from tir import (
     For,
     ForKind,
     IndexMap,
-    IndexMapError,
     IntImm,
     IterVar,
     Mutator,
@@ -46,25 +45,27 @@ from tir import (
 )
 from tir.analysis.block_access import region_of
 from tir.arith import Analyzer
-from tir.arith.iter_map import IterSumExpr, detect_iter_map
+from tir.arith.iter_map import IterSumExpr
 from tir.buffer import BufferRegion
 from tir.functor import collect_vars
 
 from .analysis import loop_iters
 from .cache_stage import spatial_stage
 from .errors import ScheduleError
+from .index_maps import (
+    BlockArgumentMethods,
+    IndexMapNotApplicableError,
+    as_index_map,
+    bijection,
+    buffer_at,
+    buffer_position,
+    inverse_of,
+    static_extents,
+)
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
-
-
-class LayoutBufferError(ScheduleError):
-    """The buffer argument names nothing the block reads or writes."""
-
-
-class IndexMapNotApplicableError(ScheduleError):
-    """The index map takes the wrong number of indices or is not an affine bijection."""
 
 
 class TransformationPaddingError(ScheduleError):
@@ -76,57 +77,6 @@ class TransformBlockLayoutError(ScheduleError):
 
 
 # ---------------------------------------------------------------- arguments
-
-
-def buffer_position(block: Block, buffer) -> tuple[str, int]:
-    """``("read" | "write", index)`` for TVM's buffer argument: such a pair, a name, or a Buffer.
-
-    A buffer both read and written (an accumulator) is found among the writes."""
-    if isinstance(buffer, (tuple, list)) and len(buffer) == 2 and buffer[0] in ("read", "write"):
-        kind, index = buffer
-        regions = block.reads if kind == "read" else block.writes
-        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(regions):
-            return kind, index
-        raise LayoutBufferError(
-            f"block {block.name!r} has no {kind} buffer {index!r}; it {kind}s "
-            f"{[r.buffer.name for r in regions]}",
-            block,
-        )
-    for kind, regions in (("write", block.writes), ("read", block.reads)):
-        for index, region in enumerate(regions):
-            if region.buffer is buffer or region.buffer.name == buffer:
-                return kind, index
-    name = buffer.name if isinstance(buffer, Buffer) else buffer
-    accessed = [r.buffer.name for r in (*block.reads, *block.writes)]
-    raise LayoutBufferError(
-        f"block {block.name!r} neither reads nor writes buffer {name!r} (it accesses {accessed}); "
-        "pass ('read', n), ('write', n) or the name of one of those",
-        block,
-    )
-
-
-def _buffer_at(block: Block, position) -> Buffer:
-    kind, index = buffer_position(block, position)
-    return (block.reads if kind == "read" else block.writes)[index].buffer
-
-
-def as_index_map(index_map, ndim: int, dtype: str, where: Block) -> IndexMap:
-    """An ``IndexMap`` of ``ndim`` inputs from a map, a Python function or the text a trace stores."""
-    try:
-        if isinstance(index_map, str):
-            index_map = IndexMap.parse(index_map, dtype)
-        elif not isinstance(index_map, IndexMap):
-            if not callable(index_map):
-                raise IndexMapError(f"an index map is a function of the indices, got {index_map!r}")
-            index_map = IndexMap.from_func(index_map, ndim, dtype)
-    except IndexMapError as err:
-        raise IndexMapNotApplicableError(str(err), where) from err
-    if len(index_map.initial_indices) != ndim:
-        raise IndexMapNotApplicableError(
-            f"index map {index_map} takes {len(index_map.initial_indices)} indices, but {ndim} are mapped",
-            where,
-        )
-    return index_map
 
 
 def plain_pad_value(pad_value, buffer: Buffer, where: Block):
@@ -153,41 +103,6 @@ def plain_pad_value(pad_value, buffer: Buffer, where: Block):
 
 
 # ---------------------------------------------------------------- the map's image and inverse
-
-
-def _static_extents(shape, what: str, where: Block) -> list[int]:
-    extents = []
-    for extent in shape:
-        if not isinstance(extent, IntImm):
-            raise IndexMapNotApplicableError(
-                f"{what} has the symbolic extent {extent}; only constant extents are supported", where
-            )
-        extents.append(extent.value)
-    return extents
-
-
-def _bijection(index_map: IndexMap, extents: list[int], where: Block) -> list[IterSumExpr] | None:
-    """The map's outputs as disjoint pieces of its inputs when it is a bijection onto a box."""
-    dom = {v: Range(const(0, v.dtype), const(n, v.dtype)) for v, n in zip(index_map.initial_indices, extents)}
-    sums = detect_iter_map(index_map.final_indices, dom, check_bijective=True)
-    if sums is None:
-        return None
-    for s in sums:
-        if not all(isinstance(a.source.source, Var) and a.extent is not None for a in s.args):
-            raise IndexMapNotApplicableError(
-                f"index map {index_map} splits a fused index; write it with one input per piece", where
-            )
-    return sums
-
-
-def _inverse(index_map: IndexMap, sums: list[IterSumExpr], outputs: list[Var]) -> dict[Var, PrimExpr]:
-    """Each input of the map as an expression of its outputs (the map must be a bijection)."""
-    inverse: dict[Var, PrimExpr] = {v: const(0, v.dtype) for v in index_map.initial_indices}
-    for out, s in zip(outputs, sums):
-        for arg in s.args:
-            piece = op.floormod(op.floordiv(out, arg.scale), arg.extent)
-            inverse[arg.source.source] = inverse[arg.source.source] + piece * arg.lower_factor
-    return inverse
 
 
 def _padded_extents(index_map: IndexMap, extents: list[int]) -> list[int]:
@@ -274,16 +189,16 @@ def transform_layout(
     assume_injective_transform: bool = False,
 ) -> None:
     # Step 1. the buffer, the map, and the new shape (with its padding, if any)
-    old = _buffer_at(block, buffer)
+    old = buffer_at(block, buffer)
     dtype = old.shape[0].dtype if old.shape else "int32"
     index_map = as_index_map(index_map, old.ndim, dtype, block)
     pad_value = plain_pad_value(pad_value, old, block)
-    extents = _static_extents(old.shape, f"buffer {old.name}", block)
-    sums = _bijection(index_map, extents, block)
+    extents = static_extents(old.shape, f"buffer {old.name}", block)
+    sums = bijection(index_map, extents, block)
     padding = None
     if sums is None:
         padded = _padded_extents(index_map, extents)
-        sums = _bijection(index_map, padded, block) if padded != extents else None
+        sums = bijection(index_map, padded, block) if padded != extents else None
         if sums is None:
             raise IndexMapNotApplicableError(
                 f"index map {index_map} is not a one-to-one affine map of buffer {old.name}'s "
@@ -291,7 +206,7 @@ def transform_layout(
                 block,
             )
         outputs = [Var(f"v{k}", dtype) for k in range(len(sums))]
-        inverse = _inverse(index_map, sums, outputs)
+        inverse = inverse_of(index_map, sums, outputs)
         padding = [inverse[v] >= n for v, n in zip(index_map.initial_indices, extents)]
         if pad_value is None and not assume_injective_transform:
             raise TransformationPaddingError(
@@ -376,8 +291,8 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
         tuple(iv.var for iv in block.iter_vars),
         tuple(substitute(e, to_iters) for e in index_map.final_indices),
     )
-    extents = _static_extents([iv.dom.extent for iv in block.iter_vars], f"block {block.name!r}", block)
-    sums = _bijection(in_iters, extents, block)
+    extents = static_extents([iv.dom.extent for iv in block.iter_vars], f"block {block.name!r}", block)
+    sums = bijection(in_iters, extents, block)
     if sums is None or any(not s.args for s in sums):
         raise IndexMapNotApplicableError(
             f"index map {index_map} is not a one-to-one affine map of block {block.name!r}'s iteration "
@@ -404,7 +319,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
         IterVar(Var(name, dtype), Range(const(0, dtype), const(s.extent, dtype)), kind)
         for (name, _), s, kind in zip(names, sums, kinds)
     )
-    inverse = _inverse(in_iters, sums, [iv.var for iv in new_iters])
+    inverse = inverse_of(in_iters, sums, [iv.var for iv in new_iters])
     analyzer = Analyzer()
     for iv in new_iters:
         analyzer.bind(iv.var, iv.dom)
@@ -444,19 +359,7 @@ def _simplified_region(region: BufferRegion, analyzer: Analyzer) -> BufferRegion
 # ---------------------------------------------------------------- public methods
 
 
-class LayoutTransformationMethods:
-    def _block_argument(self, block: BlockRV | str) -> BlockRV:
-        """TVM takes a block name where it takes a block: look it up (and record it, as TVM does)."""
-        return self.get_block(block) if isinstance(block, str) else block
-
-    def _prepared(self, kind: str, prepare: Callable):
-        """Run ``prepare`` (argument checks that need the block), rendering its errors as ``_run`` does."""
-        try:
-            return prepare()
-        except ScheduleError as err:
-            err.render(self.mod, kind)
-            raise
-
+class LayoutTransformationMethods(BlockArgumentMethods):
     def transform_layout(
         self,
         block: BlockRV | str,
@@ -508,7 +411,7 @@ class LayoutTransformationMethods:
 
         def prepare():
             position = buffer_position(node, buffer)
-            old = _buffer_at(node, position)
+            old = buffer_at(node, position)
             dtype = old.shape[0].dtype if old.shape else "int32"
             text = str(as_index_map(index_map, old.ndim, dtype, node))
             return position, text, plain_pad_value(pad_value, old, node)

@@ -39,8 +39,8 @@ from tir.structural import structural_equal
 from .analysis import child_blocks
 from .cache_stage import spatial_stage
 from .errors import ScheduleError
+from .index_maps import BlockArgumentMethods, buffer_position
 from .instruction import BlockRV, primitive
-from .layout_transformation import buffer_position
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
@@ -199,7 +199,7 @@ class _Redirect(Mutator):
 # ---------------------------------------------------------------- public methods
 
 
-class ReindexMethods:
+class ReindexMethods(BlockArgumentMethods):
     def reindex(self, block: BlockRV | str, buffer: tuple[str, int] | str | Buffer) -> BlockRV:
         """Stage ``buffer`` through a copy indexed by the block's iterators; return the copy block.
 

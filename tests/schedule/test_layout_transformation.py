@@ -7,12 +7,8 @@ import pytest
 
 import tir
 from schedule import Schedule
-from schedule.layout_transformation import (
-    IndexMapNotApplicableError,
-    LayoutBufferError,
-    TransformationPaddingError,
-    TransformBlockLayoutError,
-)
+from schedule.index_maps import IndexMapNotApplicableError, LayoutBufferError
+from schedule.layout_transformation import TransformationPaddingError, TransformBlockLayoutError
 from tir import IndexMap, T
 
 from .util import assert_fails_unchanged, assert_same_numbers, random_args, verify_trace_roundtrip

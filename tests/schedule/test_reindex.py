@@ -6,6 +6,7 @@ import pytest
 
 import tir
 from schedule import Schedule
+from schedule.index_maps import LayoutBufferError
 from schedule.reindex import ReindexAccessError, ReindexBlockError
 from tir import T
 
@@ -157,8 +158,6 @@ def test_reindex_refuses_a_write_under_a_predicate():
 
 
 def test_reindex_refuses_a_buffer_the_block_does_not_access():
-    from schedule.layout_transformation import LayoutBufferError
-
     sch = Schedule(transpose_scale)
     block = sch.get_block("B")
     assert_fails_unchanged(sch, LayoutBufferError, "neither reads nor writes", sch.reindex, block, "Q")
