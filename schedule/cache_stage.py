@@ -26,12 +26,28 @@ from tir import (
     const,
 )
 from tir.arith import Analyzer
-from tir.buffer import BufferRegion
+from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
 from tir.functor import Mutator, substitute
 from tir.stmt import BufferStore, seq
 
 from .analysis import child_blocks
+from .errors import ScheduleError
 from .state import ScheduleState
+
+
+class StorageScopeError(ScheduleError):
+    """The storage scope is not one we know ("global", "shared", "local" or a Metal alias)."""
+
+
+def checked_scope(scope: str, primitive_name: str) -> str:
+    try:
+        return normalize_scope(scope)
+    except (ValueError, TypeError):
+        aliases = ", ".join(f"{alias!r} for {SCOPE_ALIASES[alias]!r}" for alias in SCOPE_ALIASES)
+        raise StorageScopeError(
+            f"{primitive_name}: unknown storage scope {scope!r}; use one of "
+            f"{', '.join(repr(s) for s in SCOPES)} (also accepted: {aliases})"
+        ) from None
 
 
 def body_size(stmt: Stmt) -> int:
