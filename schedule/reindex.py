@@ -15,6 +15,7 @@ wrote (the cache_write bug issue 16 describes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from tir import (
@@ -22,6 +23,7 @@ from tir import (
     Buffer,
     BufferLoad,
     BufferStore,
+    IndexMap,
     IntImm,
     IterKind,
     Mutator,
@@ -37,9 +39,16 @@ from tir.functor import collect_vars, substitute
 from tir.structural import structural_equal
 
 from .analysis import child_blocks
-from .cache_stage import spatial_stage
+from .cache_stage import checked_scope, spatial_stage
 from .errors import ScheduleError
-from .index_maps import BlockArgumentMethods, buffer_position
+from .index_maps import (
+    BlockArgumentMethods,
+    IndexMapNotApplicableError,
+    as_index_map,
+    bijection,
+    buffer_position,
+    static_extents,
+)
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -83,7 +92,7 @@ def _accesses(block: Block, buffer: Buffer) -> tuple[list[tuple[PrimExpr, ...]],
     return found, kinds["load"], kinds["store"]
 
 
-def _single_pattern(block: Block, buffer: Buffer) -> tuple[PrimExpr, ...]:
+def _single_pattern(block: Block, buffer: Buffer, what: str) -> tuple[PrimExpr, ...]:
     analyzer = Analyzer()
     for iv in block.iter_vars:
         analyzer.bind(iv.var, iv.dom)
@@ -95,81 +104,85 @@ def _single_pattern(block: Block, buffer: Buffer) -> tuple[PrimExpr, ...]:
     if len(patterns) != 1:
         shown = "; ".join(f"{buffer.name}[{', '.join(map(str, p))}]" for p in patterns)
         raise ReindexAccessError(
-            f"can't reindex buffer {buffer.name} of block {block.name!r}: it is accessed through "
+            f"{what}: it is accessed through "
             f"{len(patterns)} different index patterns ({shown}); reindex needs exactly one",
             block,
         )
     return patterns[0]
 
 
-# ---------------------------------------------------------------- reindex
+# ---------------------------------------------------------------- the staged copy
 
 
-@primitive()
-def reindex(state: ScheduleState, block: Block, buffer) -> Block:
+def _stage_through(
+    state: ScheduleState, block: Block, kind: str, index: int, primitive_name: str, scope: str, index_map
+) -> Block:
+    """Point ``block``'s accesses of its ``kind`` buffer ``index`` at a new buffer of ``scope`` indexed by
+    ``index_map`` of the block's iterators (None: the iterators the access uses), with a copy block
+    before (a read) or after (a write) the block; return the copy block."""
     # Step 1. a leaf block with one access pattern of the buffer
-    kind, index = buffer_position(block, buffer)
     old = (block.reads if kind == "read" else block.writes)[index].buffer
+    what = f"can't {primitive_name} buffer {old.name} of block {block.name!r}"
     if child_blocks(block):
-        raise ReindexBlockError(f"can't reindex in block {block.name!r}: it holds other blocks", block)
-    pattern = _single_pattern(block, old)
-    iter_kind = {iv.var: iv.kind for iv in block.iter_vars}
+        raise ReindexBlockError(f"{what}: the block holds other blocks", block)
+    pattern = _single_pattern(block, old, what)
+    iter_vars = {iv.var for iv in block.iter_vars}
     used_vars = set().union(*(collect_vars(i) for i in pattern))
     used = [iv for iv in block.iter_vars if iv.var in used_vars]
-    if not used or any(v not in iter_kind for v in used_vars):
+    if not used or not used_vars <= iter_vars:
         raise ReindexAccessError(
-            f"can't reindex buffer {old.name} of block {block.name!r}: its access "
-            f"{old.name}[{', '.join(map(str, pattern))}] must be an expression of the block's iterators "
-            "and use at least one",
+            f"{what}: its access {old.name}[{', '.join(map(str, pattern))}] must be an expression of the "
+            "block's iterators and use at least one",
             block,
         )
-    _, loads, stores = _accesses(block, old)
-    if kind == "read" and stores:
-        raise ReindexAccessError(
-            f"can't reindex buffer {old.name} as a read of block {block.name!r}: the block writes it too; "
-            f"reindex ('write', n) instead",
-            block,
-        )
-    if kind == "write":
-        realize = state.realize_of(block)
-        if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-            raise ReindexBlockError(
-                f"can't reindex the write of {old.name} by block {block.name!r}: it runs under "
-                f"T.where({realize.predicate}), so the write-back would copy elements it never wrote",
-                block,
-            )
-        if any(iv.kind is not IterKind.SPATIAL for iv in used):
-            raise ReindexBlockError(
-                f"can't reindex the write of {old.name} by block {block.name!r}: the written index "
-                "uses a reduction iterator",
-                block,
-            )
-        if loads and block.init is None:
-            raise ReindexAccessError(
-                f"can't reindex the write of {old.name} by block {block.name!r}: the block reads the "
-                "buffer's old values, which the new buffer would not hold (only a reduction with "
-                "T.init may read what it writes)",
-                block,
-            )
+    _check_access_kind(state, block, old, kind, used, what)
 
-    # Step 2. the new buffer and the block reading or writing it by its iterators
-    new = Buffer(state.unique_name(f"{old.name}_reindex"), tuple(iv.dom.extent for iv in used), old.dtype)
-    new_indices = tuple(iv.var for iv in used)
-    point = BufferRegion(new, tuple(Range(v, const(1, v.dtype)) for v in new_indices))
-    rewritten = _Redirect(old, new, new_indices).visit(block)
+    # Step 2. the new layout: index_map of the used iterators, one-to-one onto a box
+    if index_map is None:
+        index_map = IndexMap(tuple(iv.var for iv in block.iter_vars), tuple(iv.var for iv in used))
+    to_iters = dict(zip(index_map.initial_indices, (iv.var for iv in block.iter_vars)))
+    outputs = tuple(substitute(e, to_iters) for e in index_map.final_indices)
+    if not set().union(*(collect_vars(e) for e in outputs)) <= used_vars:
+        raise IndexMapNotApplicableError(
+            f"{what}: index map {index_map} uses block iterators the access {old.name}"
+            f"[{', '.join(map(str, pattern))}] does not; the copy iterates only those it uses",
+            block,
+        )
+    on_used = IndexMap(tuple(iv.var for iv in used), outputs)
+    extents = static_extents([iv.dom.extent for iv in used], f"block {block.name!r}", block)
+    sums = bijection(on_used, extents, block)
+    if sums is None:
+        raise IndexMapNotApplicableError(
+            f"{what}: index map {index_map} is not a one-to-one affine map of the iterators {extents} "
+            "the access uses, so copy elements would collide",
+            block,
+        )
+    dtype = used[0].var.dtype
+    name = f"{old.name}_reindex" if primitive_name == "reindex" else f"{old.name}_{scope}"
+    new = Buffer(state.unique_name(name), tuple(const(s.extent, dtype) for s in sums), old.dtype, scope)
+
+    # Step 3. the block accesses the new buffer; the copy stage iterates the used iterators
+    analyzer = Analyzer()
+    for iv in block.iter_vars:
+        analyzer.bind(iv.var, iv.dom)
+    new_indices = tuple(analyzer.simplify(e) for e in outputs)
+    point = BufferRegion(new, tuple(Range(i, const(1, i.dtype)) for i in new_indices))
     rewritten = replace(
-        rewritten,
+        _Redirect(old, new, new_indices).visit(block),
         reads=tuple(point if r.buffer is old else r for r in block.reads),
         writes=tuple(point if r.buffer is old else r for r in block.writes),
     )
     state.replace({block: rewritten})
-    scope = state.parent_block(state.realize_of(rewritten))
-    state.replace({scope: replace(scope, alloc_buffers=(*scope.alloc_buffers, new))})
+    scope_block = state.parent_block(state.realize_of(rewritten))
+    state.replace({scope_block: replace(scope_block, alloc_buffers=(*scope_block.alloc_buffers, new))})
 
-    # Step 3. the copy stage over the used iterators' domains
     def body(iters: list[Var]):
-        old_idx = tuple(substitute(i, dict(zip(new_indices, iters))) for i in pattern)
-        new_idx = tuple(iters)
+        stage_analyzer = Analyzer()
+        for var, iv in zip(iters, used):
+            stage_analyzer.bind(var, iv.dom)
+        to_stage = dict(zip((iv.var for iv in used), iters))
+        old_idx = tuple(stage_analyzer.simplify(substitute(i, to_stage)) for i in pattern)
+        new_idx = tuple(stage_analyzer.simplify(substitute(i, to_stage)) for i in new_indices)
         old_point = BufferRegion(old, tuple(Range(i, const(1, i.dtype)) for i in old_idx))
         new_point = BufferRegion(new, tuple(Range(i, const(1, i.dtype)) for i in new_idx))
         if kind == "read":
@@ -179,6 +192,66 @@ def reindex(state: ScheduleState, block: Block, buffer) -> Block:
     stage = spatial_stage(new.name, [iv.dom.extent for iv in used], body)
     state.insert_beside(state.index.blocks[block.name], stage, after=kind == "write")
     return state.index.blocks[new.name]
+
+
+def _check_access_kind(state: ScheduleState, block: Block, old: Buffer, kind: str, used: list, what: str):
+    """A read stage needs a buffer the block only reads; a write-back needs the block to have written
+    every element it copies back (no predicate, spatial indices, no read of old values)."""
+    _, loads, stores = _accesses(block, old)
+    if kind == "read":
+        if stores:
+            raise ReindexAccessError(
+                f"{what} as a read: the block writes it too; stage ('write', n) instead", block
+            )
+        return
+    realize = state.realize_of(block)
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        raise ReindexBlockError(
+            f"{what}: the block runs under T.where({realize.predicate}), so the write-back would copy "
+            "elements it never wrote",
+            block,
+        )
+    if any(iv.kind is not IterKind.SPATIAL for iv in used):
+        raise ReindexBlockError(f"{what}: the written index uses a reduction iterator", block)
+    if loads and block.init is None:
+        raise ReindexAccessError(
+            f"{what}: the block reads the buffer's old values, which the new buffer would not hold "
+            "(only a reduction with T.init may read what it writes)",
+            block,
+        )
+
+
+# ---------------------------------------------------------------- primitives
+
+
+@primitive()
+def reindex(state: ScheduleState, block: Block, buffer) -> Block:
+    kind, index = buffer_position(block, buffer)
+    return _stage_through(state, block, kind, index, "reindex", "global", None)
+
+
+@primitive()
+def reindex_cache_read(
+    state: ScheduleState, block: Block, read_buffer_index: int, storage_scope: str, index_map
+) -> Block:
+    kind, index = buffer_position(block, ("read", read_buffer_index))
+    scope = checked_scope(storage_scope, "reindex_cache_read")
+    index_map = as_index_map(index_map, len(block.iter_vars), _iter_dtype(block), block)
+    return _stage_through(state, block, kind, index, "reindex_cache_read", scope, index_map)
+
+
+@primitive()
+def reindex_cache_write(
+    state: ScheduleState, block: Block, write_buffer_index: int, storage_scope: str, index_map
+) -> Block:
+    kind, index = buffer_position(block, ("write", write_buffer_index))
+    scope = checked_scope(storage_scope, "reindex_cache_write")
+    index_map = as_index_map(index_map, len(block.iter_vars), _iter_dtype(block), block)
+    return _stage_through(state, block, kind, index, "reindex_cache_write", scope, index_map)
+
+
+def _iter_dtype(block: Block) -> str:
+    return block.iter_vars[0].var.dtype if block.iter_vars else "int32"
 
 
 class _Redirect(Mutator):
@@ -241,6 +314,99 @@ class ReindexMethods(BlockArgumentMethods):
         node = self.get(block)
         position = self._prepared("reindex", lambda: buffer_position(node, buffer))
         return self._run("reindex", block=block, buffer=position)
+
+    def _index_map_text(self, kind: str, node: Block, index_map) -> str:
+        return self._prepared(
+            kind, lambda: str(as_index_map(index_map, len(node.iter_vars), _iter_dtype(node), node))
+        )
+
+    def reindex_cache_read(
+        self,
+        block: BlockRV | str,
+        read_buffer_index: int,
+        storage_scope: str,
+        index_map: Callable | IndexMap | str,
+    ) -> BlockRV:
+        """Cache the buffer ``block`` reads at ``read_buffer_index`` in ``storage_scope``, laid out by
+        ``index_map`` of the block's iterators; return the cache block.
+
+        ``reindex_cache_read`` in TVM: ``reindex`` into a cache whose layout the caller
+        chooses (a packed layout for a micro-kernel, say). The copy block iterates the
+        block iterators the access uses, in the block's order, before the block; move it
+        with ``compute_at``. Only this block reads the cache (use ``cache_read`` for
+        several consumers).
+
+        Requirements: those of ``reindex`` for a read; ``index_map`` takes every block
+        iterator, uses only those the access uses, and maps them one-to-one onto a box.
+
+        Example
+        -------
+        >>> sch = Schedule(tir.parse(_TRANSPOSE))
+        >>> copy = sch.reindex_cache_read("B", 0, "shared", lambda i, j: (i // 4, j, i % 4))
+        >>> print(sch.mod["main"].script())
+        # from tir import T
+        <BLANKLINE>
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            # with T.block("root"):
+            A_shared = T.alloc_buffer((2, 4, 4), scope="shared")
+            for ax0, ax1 in T.grid(8, 4):
+                with T.block("A_shared"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    T.reads(A[v1, v0])
+                    T.writes(A_shared[v0 // 4, v1, v0 % 4])
+                    A_shared[v0 // 4, v1, v0 % 4] = A[v1, v0]
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(A_shared[vi // 4, vj, vi % 4])
+                    T.writes(B[vi, vj])
+                    B[vi, vj] = A_shared[vi // 4, vj, vi % 4] * T.float32(2.0)
+        """
+        block = self._block_argument(block)
+        text = self._index_map_text("reindex_cache_read", self.get(block), index_map)
+        return self._run(
+            "reindex_cache_read",
+            block=block,
+            read_buffer_index=read_buffer_index,
+            storage_scope=storage_scope,
+            index_map=text,
+        )
+
+    def reindex_cache_write(
+        self,
+        block: BlockRV | str,
+        write_buffer_index: int,
+        storage_scope: str,
+        index_map: Callable | IndexMap | str,
+    ) -> BlockRV:
+        """Write the buffer ``block`` writes at ``write_buffer_index`` through a cache in
+        ``storage_scope`` laid out by ``index_map`` of the block's iterators, copied back after the
+        block; return the copy-back block.
+
+        ``reindex_cache_write`` in TVM: ``reindex`` of a write into a cache whose layout
+        the caller chooses.
+
+        Requirements: those of ``reindex`` for a write (no ``T.where``, spatial written
+        indices, old values read only by a reduction with ``T.init``); ``index_map`` takes
+        every block iterator, uses only those the access uses, and is one-to-one onto a box.
+
+        Example
+        -------
+        >>> sch = Schedule(tir.parse(_TRANSPOSE))
+        >>> copy = sch.reindex_cache_write("B", 0, "local", lambda i, j: (j, i))
+        >>> print(sch.get(copy).name, [int(n) for n in sch.get(sch.get_block("B")).writes[0].buffer.shape])
+        B_local [4, 8]
+        """
+        block = self._block_argument(block)
+        text = self._index_map_text("reindex_cache_write", self.get(block), index_map)
+        return self._run(
+            "reindex_cache_write",
+            block=block,
+            write_buffer_index=write_buffer_index,
+            storage_scope=storage_scope,
+            index_map=text,
+        )
 
 
 # The program the example above schedules (doctest globals: tir, Schedule).

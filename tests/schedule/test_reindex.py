@@ -161,3 +161,60 @@ def test_reindex_refuses_a_buffer_the_block_does_not_access():
     sch = Schedule(transpose_scale)
     block = sch.get_block("B")
     assert_fails_unchanged(sch, LayoutBufferError, "neither reads nor writes", sch.reindex, block, "Q")
+
+
+# ---------------------------------------------------------------- reindex_cache_read / reindex_cache_write
+
+
+def test_reindex_cache_read_packs_the_operand():
+    sch = Schedule(matmul)
+    copy = sch.reindex_cache_read("C", 1, "shared", lambda i, j, k: (j // 4, k, j % 4))
+    stage = sch.get(copy)
+    assert (stage.name, [int(n) for n in stage.writes[0].buffer.shape]) == ("B_shared", [3, 8, 4])
+    assert stage.writes[0].buffer.scope == "shared"
+    verify_trace_roundtrip(sch, matmul)
+    assert_same_numbers(matmul, sch.mod["main"])
+
+
+def test_reindex_cache_read_then_compute_at():
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    copy = sch.reindex_cache_read(block, 0, "local", lambda i, j, k: (k, i))
+    sch.compute_at(copy, sch.get_loops(block)[0])
+    verify_trace_roundtrip(sch, matmul)
+    assert_same_numbers(matmul, sch.mod["main"])
+
+
+def test_reindex_cache_write_transposes_the_result():
+    sch = Schedule(matmul)
+    copy = sch.reindex_cache_write(sch.get_block("C"), 0, "local", lambda i, j, k: (j, i))
+    assert [int(n) for n in sch.get(copy).reads[0].buffer.shape] == [12, 16]
+    verify_trace_roundtrip(sch, matmul)
+    assert_same_numbers(matmul, sch.mod["main"])
+
+
+@pytest.mark.parametrize(
+    "index_map, phrase",
+    [
+        (lambda i, j, k: (i, j, k), "does not"),
+        (lambda i, j, k: (i // 2,), "not a one-to-one"),
+        (lambda i, j: (i,), "takes 2 indices"),
+    ],
+)
+def test_reindex_cache_read_refuses_bad_maps(index_map, phrase):
+    from schedule.index_maps import IndexMapNotApplicableError
+
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    assert_fails_unchanged(
+        sch, IndexMapNotApplicableError, phrase, sch.reindex_cache_read, block, 0, "shared", index_map
+    )
+
+
+def test_reindex_cache_read_refuses_an_unknown_scope():
+    from schedule.cache_stage import StorageScopeError
+
+    sch = Schedule(matmul)
+    block = sch.get_block("C")
+    swap = "lambda i, j, k: (k, i)"
+    assert_fails_unchanged(sch, StorageScopeError, "'warp'", sch.reindex_cache_read, block, 0, "warp", swap)
