@@ -87,8 +87,10 @@ def copy_stage(
     compact: bool,
     into_cache: bool,
     written: tuple[tuple[Var, ...], PrimExpr] | None = None,
+    name: str | None = None,
 ):
-    """Loops ``ax*`` over ``region`` around a block named like ``cache`` that copies between the two.
+    """Loops ``ax*`` over ``region`` around a block named like ``cache`` (or ``name``) that copies
+    between the two.
 
     ``into_cache`` copies original -> cache (cache_read), else cache -> original
     (the write-back of cache_write). A ``compact`` cache starts at the region's
@@ -116,7 +118,7 @@ def copy_stage(
         if not analyzer.can_prove(condition):
             body = IfThenElse(condition, body)
     block = Block(
-        name=cache.name,
+        name=name or cache.name,
         iter_vars=tuple(iter_vars),
         reads=(BufferRegion(src, points(src_idx)),),
         writes=(BufferRegion(dst, points(dst_idx)),),

@@ -20,6 +20,7 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
@@ -48,6 +49,7 @@ class Schedule(
     SamplingMethods,
     LayoutTransformationMethods,
     ReindexMethods,
+    CacheInplaceMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

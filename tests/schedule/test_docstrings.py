@@ -22,6 +22,7 @@ MODULES = [
     "schedule.compute_at",
     "schedule.layout_transformation",
     "schedule.reindex",
+    "schedule.cache_inplace",
 ]
 
 
