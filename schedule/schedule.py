@@ -20,6 +20,7 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .cache_index import CacheIndexMethods
 from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
@@ -50,6 +51,7 @@ class Schedule(
     LayoutTransformationMethods,
     ReindexMethods,
     CacheInplaceMethods,
+    CacheIndexMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

@@ -23,6 +23,7 @@ MODULES = [
     "schedule.layout_transformation",
     "schedule.reindex",
     "schedule.cache_inplace",
+    "schedule.cache_index",
 ]
 
 
