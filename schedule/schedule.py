@@ -30,6 +30,7 @@ from .for_kind import ForKindMethods
 from .get import GetMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
+from .loop_partition import LoopPartitionMethods
 from .loop_transformation import LoopTransformationMethods
 from .reduction import ReductionMethods
 from .reindex import ReindexMethods
@@ -52,6 +53,7 @@ class Schedule(
     ReindexMethods,
     CacheInplaceMethods,
     CacheIndexMethods,
+    LoopPartitionMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

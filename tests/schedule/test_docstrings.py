@@ -24,6 +24,7 @@ MODULES = [
     "schedule.reindex",
     "schedule.cache_inplace",
     "schedule.cache_index",
+    "schedule.loop_partition",
 ]
 
 
