@@ -25,6 +25,7 @@ from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
+from .decompose_padding import DecomposePaddingMethods
 from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
 from .for_kind import ForKindMethods
 from .get import GetMethods
@@ -54,6 +55,7 @@ class Schedule(
     CacheInplaceMethods,
     CacheIndexMethods,
     LoopPartitionMethods,
+    DecomposePaddingMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

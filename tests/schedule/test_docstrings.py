@@ -25,6 +25,7 @@ MODULES = [
     "schedule.cache_inplace",
     "schedule.cache_index",
     "schedule.loop_partition",
+    "schedule.decompose_padding",
 ]
 
 
