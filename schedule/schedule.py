@@ -33,6 +33,7 @@ from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
 from .loop_partition import LoopPartitionMethods
 from .loop_transformation import LoopTransformationMethods
+from .pad_einsum import PadEinsumMethods
 from .reduction import ReductionMethods
 from .reindex import ReindexMethods
 from .sampling import SamplingMethods
@@ -56,6 +57,7 @@ class Schedule(
     CacheIndexMethods,
     LoopPartitionMethods,
     DecomposePaddingMethods,
+    PadEinsumMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

@@ -26,6 +26,7 @@ MODULES = [
     "schedule.cache_index",
     "schedule.loop_partition",
     "schedule.decompose_padding",
+    "schedule.pad_einsum",
 ]
 
 
