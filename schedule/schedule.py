@@ -20,6 +20,7 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .block_iters import BlockIterMethods
 from .cache_index import CacheIndexMethods
 from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
@@ -37,6 +38,7 @@ from .pad_einsum import PadEinsumMethods
 from .reduction import ReductionMethods
 from .reindex import ReindexMethods
 from .sampling import SamplingMethods
+from .set_dtype import SetDtypeMethods
 from .state import ScheduleState
 from .trace import Instruction, Trace
 
@@ -58,6 +60,8 @@ class Schedule(
     LoopPartitionMethods,
     DecomposePaddingMethods,
     PadEinsumMethods,
+    BlockIterMethods,
+    SetDtypeMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

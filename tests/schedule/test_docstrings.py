@@ -27,6 +27,8 @@ MODULES = [
     "schedule.loop_partition",
     "schedule.decompose_padding",
     "schedule.pad_einsum",
+    "schedule.block_iters",
+    "schedule.set_dtype",
 ]
 
 
