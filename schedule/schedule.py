@@ -37,6 +37,7 @@ from .loop_transformation import LoopTransformationMethods
 from .pad_einsum import PadEinsumMethods
 from .reduction import ReductionMethods
 from .reindex import ReindexMethods
+from .rolling_buffer import RollingBufferMethods
 from .sampling import SamplingMethods
 from .set_dtype import SetDtypeMethods
 from .state import ScheduleState
@@ -62,6 +63,7 @@ class Schedule(
     PadEinsumMethods,
     BlockIterMethods,
     SetDtypeMethods,
+    RollingBufferMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

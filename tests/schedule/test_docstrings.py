@@ -29,6 +29,7 @@ MODULES = [
     "schedule.pad_einsum",
     "schedule.block_iters",
     "schedule.set_dtype",
+    "schedule.rolling_buffer",
 ]
 
 
