@@ -35,6 +35,7 @@ from .layout_transformation import LayoutTransformationMethods
 from .loop_partition import LoopPartitionMethods
 from .loop_transformation import LoopTransformationMethods
 from .pad_einsum import PadEinsumMethods
+from .read_write_at import ReadWriteAtMethods
 from .reduction import ReductionMethods
 from .reindex import ReindexMethods
 from .rolling_buffer import RollingBufferMethods
@@ -64,6 +65,7 @@ class Schedule(
     BlockIterMethods,
     SetDtypeMethods,
     RollingBufferMethods,
+    ReadWriteAtMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

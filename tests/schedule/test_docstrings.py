@@ -30,6 +30,7 @@ MODULES = [
     "schedule.block_iters",
     "schedule.set_dtype",
     "schedule.rolling_buffer",
+    "schedule.read_write_at",
 ]
 
 
