@@ -9,6 +9,7 @@ import pytest
 import tir
 from codegen import build
 from codegen.build import Target, generate_source
+from codegen.cuda.nvcc import compile_with_nvcc, nvcc_path
 from schedule import Schedule
 from tests.schedule import test_decompose_padding as padding_cases
 from tests.schedule import test_layout_transformation as layout_cases
@@ -104,6 +105,8 @@ def test_read_at_tiles_print_as_shared_memory_between_barriers():
     source, _ = generate_source(sch.mod, Target.parse("cuda"), None, False)
     assert "__shared__ float A_shared[128];" in source and "__shared__ float B_shared[128];" in source
     assert source.count("__syncthreads();") == 2
+    if nvcc_path() is not None:
+        assert compile_with_nvcc(source, "sm_90", "ptx")
 
 
 @pytest.mark.gpu
