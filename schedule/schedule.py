@@ -34,6 +34,7 @@ from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
 from .loop_partition import LoopPartitionMethods
 from .loop_transformation import LoopTransformationMethods
+from .merge import MergeMethods
 from .pad_einsum import PadEinsumMethods
 from .read_write_at import ReadWriteAtMethods
 from .reduction import ReductionMethods
@@ -66,6 +67,7 @@ class Schedule(
     SetDtypeMethods,
     RollingBufferMethods,
     ReadWriteAtMethods,
+    MergeMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

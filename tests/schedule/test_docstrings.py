@@ -31,6 +31,7 @@ MODULES = [
     "schedule.set_dtype",
     "schedule.rolling_buffer",
     "schedule.read_write_at",
+    "schedule.merge",
 ]
 
 
