@@ -29,6 +29,7 @@ from .compute_inline import ComputeInlineMethods
 from .decompose_padding import DecomposePaddingMethods
 from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
 from .for_kind import ForKindMethods
+from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
@@ -68,6 +69,7 @@ class Schedule(
     RollingBufferMethods,
     ReadWriteAtMethods,
     MergeMethods,
+    FuseEpilogueMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

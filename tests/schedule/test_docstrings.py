@@ -32,6 +32,7 @@ MODULES = [
     "schedule.rolling_buffer",
     "schedule.read_write_at",
     "schedule.merge",
+    "schedule.fuse_epilogue",
 ]
 
 
