@@ -20,7 +20,7 @@ from tir.buffer import BufferRegion
 from tir.functor import collect_vars, substitute
 from tir.structural import structural_equal
 
-from .analysis import child_blocks
+from .analysis import child_blocks, loads_of
 from .cache_stage import checked_scope, spatial_stage
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
@@ -46,7 +46,7 @@ def _index_expressions(block: Block) -> list[PrimExpr]:
             self.generic_visit(load)
             for index in load.indices:
                 trivial = isinstance(index, (Var, IntImm)) or not index.dtype.startswith("int")
-                if trivial or _has_load(index) or not collect_vars(index) <= iters:
+                if trivial or loads_of(index) or not collect_vars(index) <= iters:
                     continue
                 if not any(structural_equal(index, f) for f in found):
                     found.append(index)
@@ -55,17 +55,6 @@ def _index_expressions(block: Block) -> list[PrimExpr]:
         if part is not None:
             _Walk().visit(part)
     return found
-
-
-def _has_load(expr: PrimExpr) -> bool:
-    found = []
-
-    class _Find(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            found.append(load)
-
-    _Find().visit(expr)
-    return bool(found)
 
 
 class _UseCachedIndex(Mutator):

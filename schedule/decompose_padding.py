@@ -17,7 +17,6 @@ from dataclasses import replace
 from tir import (
     Block,
     BlockRealize,
-    BufferLoad,
     BufferStore,
     Call,
     For,
@@ -25,14 +24,13 @@ from tir import (
     PrimExpr,
     Select,
     Var,
-    Visitor,
     op,
 )
 from tir.arith import Analyzer
 from tir.functor import substitute
 from tir.stmt import seq
 
-from .analysis import bindings_of, child_blocks
+from .analysis import bindings_of, child_blocks, loads_of
 from .errors import ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
@@ -51,17 +49,6 @@ class LoopNotAboveBlockError(ScheduleError):
 # ---------------------------------------------------------------- decompose_padding
 
 
-def _loads_anything(expr: PrimExpr) -> bool:
-    found = []
-
-    class _Find(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            found.append(load)
-
-    _Find().visit(expr)
-    return bool(found)
-
-
 def _padding_parts(block: Block) -> tuple[BufferStore, PrimExpr, PrimExpr, PrimExpr]:
     """``(store, in_bounds_condition, value, pad)`` of a padding block, or NotPaddingBlockError."""
     store = block.body
@@ -77,7 +64,7 @@ def _padding_parts(block: Block) -> tuple[BufferStore, PrimExpr, PrimExpr, PrimE
         and block.init is None
         and not child_blocks(block)
         and all(iv.kind is IterKind.SPATIAL for iv in block.iter_vars)
-        and _loads_anything(then) != _loads_anything(other)
+        and bool(loads_of(then)) != bool(loads_of(other))
     )
     if not ok:
         raise NotPaddingBlockError(
@@ -86,7 +73,7 @@ def _padding_parts(block: Block) -> tuple[BufferStore, PrimExpr, PrimExpr, PrimE
             "nothing",
             block,
         )
-    if _loads_anything(then):
+    if bool(loads_of(then)):
         return store, cond, then, other
     return store, op.logical_not(cond), other, then
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tir import Block, BufferLoad, BufferStore, IntImm, Var, Visitor
+from tir import Block, BufferLoad, BufferStore, IntImm, Var
 from tir.analysis.block_access import infer_access_regions
 from tir.analysis.reducer import combine, match_reducer
 from tir.functor import stmts_pre_order, substitute
 from tir.structural import structural_equal
 
-from .analysis import child_blocks, loop_iters
+from .analysis import child_blocks, loads_of, loop_iters
 from .errors import ScheduleError
 from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, primitive
@@ -37,19 +37,6 @@ class EpilogueFusionError(ScheduleError):
 
 
 # ---------------------------------------------------------------- fuse_reduction_epilogue
-
-
-def _loads(expr, buffer) -> list[BufferLoad]:
-    found: list[BufferLoad] = []
-
-    class _Find(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            if load.buffer is buffer:
-                found.append(load)
-            self.generic_visit(load)
-
-    _Find().visit(expr)
-    return found
 
 
 @primitive()
@@ -67,7 +54,7 @@ def fuse_reduction_epilogue(state: ScheduleState, reduction_block: Block, epilog
     value = store.value if isinstance(store, BufferStore) else None
     parts = (value.a, value.b) if value is not None and type(value) is kind else ()
     temp_part = [p for p in parts if isinstance(p, BufferLoad) and p.buffer is temp]
-    if child_blocks(epilogue) or len(temp_part) != 1 or len(_loads(value, temp)) != 1:
+    if child_blocks(epilogue) or len(temp_part) != 1 or len(loads_of(value, temp)) != 1:
         raise EpilogueFusionError(
             f"{fail}: the epilogue must be one store D[...] = {temp.name}[...] {kind.__name__.lower()} x "
             f"that reads {temp.name} once, combining by the reduction's operator",
@@ -132,7 +119,7 @@ def _check_nothing_between(state: ScheduleState, reduction: Block, epilogue: Blo
         raise EpilogueFusionError(
             f"{fail}: the epilogue must come after the reduction in one scope", epilogue
         )
-    x_buffers = {load.buffer for load in _all_loads(rest)}
+    x_buffers = {load.buffer for load in loads_of(rest)}
     for b in order[names.index(reduction.name) + 1 : names.index(epilogue.name)]:
         written = {w.buffer for w in b.writes}
         touched = written | {r.buffer for r in b.reads}
@@ -145,18 +132,6 @@ def _check_nothing_between(state: ScheduleState, reduction: Block, epilogue: Blo
         not (isinstance(x.extent, IntImm)) for x in state.loops_of(epilogue)
     ):
         raise EpilogueFusionError(f"{fail}: the epilogue's loops must be plain loops", epilogue)
-
-
-def _all_loads(expr) -> list[BufferLoad]:
-    found: list[BufferLoad] = []
-
-    class _Find(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            found.append(load)
-            self.generic_visit(load)
-
-    _Find().visit(expr)
-    return found
 
 
 # ---------------------------------------------------------------- public methods

@@ -29,14 +29,13 @@ from tir import (
     PrimExpr,
     Range,
     Var,
-    Visitor,
     const,
     op,
 )
 from tir.buffer import BufferRegion
 from tir.functor import substitute_buffers
 
-from .analysis import child_blocks, loop_iters
+from .analysis import accesses_of, child_blocks, loads_of, loop_iters
 from .cache_stage import spatial_stage
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, primitive
@@ -54,24 +53,6 @@ class PaddedReductionError(ScheduleError):
 
 
 # ---------------------------------------------------------------- analysis
-
-
-def _accesses(block: Block) -> list[tuple[Buffer, tuple[PrimExpr, ...]]]:
-    found: list[tuple[Buffer, tuple[PrimExpr, ...]]] = []
-
-    class _Walk(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            found.append((load.buffer, load.indices))
-            self.generic_visit(load)
-
-        def visit_BufferStore(self, store: BufferStore) -> None:
-            found.append((store.buffer, store.indices))
-            self.generic_visit(store)
-
-    for part in (block.init, block.body):
-        if part is not None:
-            _Walk().visit(part)
-    return found
 
 
 def _factors_of(expr: PrimExpr) -> list[PrimExpr]:
@@ -112,7 +93,7 @@ def _check_reduction(block: Block, grown_reduce: set[Var], padded: set[Buffer]) 
 def pad_einsum(state: ScheduleState, block: Block, padding: list) -> None:
     # Step 1. an einsum block with trivial bindings, and a factor per iterator
     iters = loop_iters(state, block)
-    accesses = _accesses(block)
+    accesses = [(buffer, indices) for buffer, indices, _ in accesses_of(block)]
     iter_vars = {iv.var for iv in block.iter_vars}
     einsum = all(isinstance(i, IntImm) or i in iter_vars for _, idx in accesses for i in idx)
     if iters is None or child_blocks(block) or not einsum:
@@ -152,9 +133,7 @@ def pad_einsum(state: ScheduleState, block: Block, padding: list) -> None:
             new_of[buffer] = Buffer(
                 state.unique_name(f"{buffer.name}_pad"), shape, buffer.dtype, buffer.scope
             )
-    reads_output = any(
-        buffer in written for buffer, _ in _accesses(replace(block, init=None)) if buffer in new_of
-    )
+    reads_output = any(loads_of(block.body, b) for b in written if b in new_of)
     if block.init is None and reads_output and any(b in new_of for b in written):
         raise NotEinsumBlockError(
             f"can't pad_einsum block {block.name!r}: it reads the old values of the output it writes "

@@ -30,7 +30,6 @@ from tir import (
     PrimExpr,
     Range,
     Var,
-    Visitor,
     const,
 )
 from tir.arith import Analyzer
@@ -38,7 +37,7 @@ from tir.buffer import BufferRegion
 from tir.functor import collect_vars, substitute
 from tir.structural import structural_equal
 
-from .analysis import child_blocks
+from .analysis import accesses_of, child_blocks
 from .cache_stage import checked_scope, spatial_stage
 from .errors import ScheduleError
 from .index_maps import (
@@ -68,36 +67,14 @@ class ReindexBlockError(ScheduleError):
 # ---------------------------------------------------------------- analysis
 
 
-def _accesses(block: Block, buffer: Buffer) -> tuple[list[tuple[PrimExpr, ...]], bool, bool]:
-    """The index tuples of every access of ``buffer`` in ``block``, and whether it loads / stores it."""
-    found: list[tuple[PrimExpr, ...]] = []
-    kinds = {"load": False, "store": False}
-
-    class _Walk(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            if load.buffer is buffer:
-                found.append(load.indices)
-                kinds["load"] = True
-            self.generic_visit(load)
-
-        def visit_BufferStore(self, store: BufferStore) -> None:
-            if store.buffer is buffer:
-                found.append(store.indices)
-                kinds["store"] = True
-            self.generic_visit(store)
-
-    _Walk().visit(block.body)
-    if block.init is not None:
-        _Walk().visit(block.init)
-    return found, kinds["load"], kinds["store"]
-
-
 def _single_pattern(block: Block, buffer: Buffer, what: str) -> tuple[PrimExpr, ...]:
     analyzer = Analyzer()
     for iv in block.iter_vars:
         analyzer.bind(iv.var, iv.dom)
     patterns: list[tuple[PrimExpr, ...]] = []
-    for indices in _accesses(block, buffer)[0]:
+    for found, indices, _ in accesses_of(block):
+        if found is not buffer:
+            continue
         simplified = tuple(analyzer.simplify(i) for i in indices)
         if not any(structural_equal(simplified, p) for p in patterns):
             patterns.append(simplified)
@@ -197,7 +174,8 @@ def _stage_through(
 def _check_access_kind(state: ScheduleState, block: Block, old: Buffer, kind: str, used: list, what: str):
     """A read stage needs a buffer the block only reads; a write-back needs the block to have written
     every element it copies back (no predicate, spatial indices, no read of old values)."""
-    _, loads, stores = _accesses(block, old)
+    kinds = {is_store for buffer, _, is_store in accesses_of(block) if buffer is old}
+    loads, stores = False in kinds, True in kinds
     if kind == "read":
         if stores:
             raise ReindexAccessError(

@@ -140,3 +140,19 @@ def test_pad_einsum_refuses(func, padding, error, phrase):
     sch = Schedule(func)
     block = sch.get_block(sch.block_names()[0])
     assert_fails_unchanged(sch, error, phrase, sch.pad_einsum, block, padding)
+
+
+@T.prim_func
+def scale_rows(A: T.Buffer((6, 10), "float32"), B: T.Buffer((6, 10), "float32")):
+    for i, j in T.grid(6, 10):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_pad_einsum_of_an_elementwise_block_without_init():
+    sch = Schedule(scale_rows)
+    sch.pad_einsum(sch.get_block("B"), [4, 4])
+    assert sch.block_names() == ["A_pad", "B", "B_pad"]
+    verify_trace_roundtrip(sch, scale_rows)
+    assert_same_numbers(scale_rows, sch.mod["main"])
