@@ -6,9 +6,9 @@ consumers in the same iteration read. ``rolling_buffer`` shrinks the first axis
 whose window slides with one outer loop to the window's extent and indexes it
 modulo that extent (``B[vi % 6]``), so the buffer holds 6 elements instead of 10.
 This is exact when the outer loop runs in order and every reader of the buffer,
-in each iteration, reads only the window the producer just wrote; both are
-checked. TVM also skips recomputing the part of the window the previous
-iteration left (a ``T.where`` on the producer); we recompute it, which writes
+in each iteration, reads only what the producer just wrote (its window narrowed
+by its ``T.where``); both are checked. TVM also skips recomputing the part of the
+window the previous iteration left (a ``T.where`` on the producer); we recompute it, which writes
 the same values, and mark the spatial iterators that index the rolled axis opaque
 (their instances now share slots), as TVM does.
 """
@@ -37,6 +37,7 @@ from tir.buffer import BufferRegion
 from tir.functor import collect_vars, stmts_pre_order
 
 from .analysis import loads_of, loop_domains, relaxed_region
+from .cache_write_region import PartialWriteError, written_region
 from .errors import ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -127,20 +128,30 @@ def rolling_buffer(state: ScheduleState, block: Block, write_buffer_index: int) 
             f"{loop.loop_var.name} must run in order (serial)",
             block,
         )
-    low, extent = window[axis].min, window[axis].extent
+    extent = window[axis].extent
+    try:  # what the block surely writes per iteration: its T.where narrows the window
+        written = written_region(state, block, buffer, loop, exact=True)[axis]
+    except PartialWriteError:
+        raise RollingBufferError(
+            f"{what}: its T.where({state.realize_of(block).predicate}) can't be restated as the part of "
+            f"{buffer.name} it writes per iteration, so it can't be checked that readers read only fresh "
+            "elements (tile so that the loops divide evenly)",
+            block,
+        ) from None
+    written_low, written_end = written.min, written.min + written.extent
 
-    # Step 3. every reader reads, in each iteration, only the window just written
+    # Step 3. every reader reads, in each iteration, only what the block just wrote
     for reader in blocks:
         for region in reader.reads:
             if region.buffer is not buffer:
                 continue
             r = _window(state, reader, region, loop, analyzer)[axis]
-            inside = op.logical_and(op.ge(r.min, low), op.le(r.min + r.extent, low + extent))
+            inside = op.logical_and(op.ge(r.min, written_low), op.le(r.min + r.extent, written_end))
             if not analyzer.can_prove(inside):
                 raise RollingBufferError(
                     f"{what}: block {reader.name!r} reads {buffer.name}[{r.min} : {r.min + r.extent}] "
-                    f"on axis {axis}, outside the window [{low} : {low + extent}] written in the same "
-                    "iteration",
+                    f"on axis {axis}, outside [{written_low} : {written_end}], what the block writes in "
+                    "the same iteration",
                     block,
                     reader,
                 )

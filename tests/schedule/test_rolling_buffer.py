@@ -128,3 +128,10 @@ def test_rolling_buffer_refuses_a_function_output():
     sch = Schedule(two_box_sums)
     block = sch.get_block("C")
     assert_fails_unchanged(sch, RollingBufferError, "parameter", sch.rolling_buffer, block, 0)
+
+
+def test_rolling_buffer_refuses_a_window_cut_by_a_predicate_it_cannot_restate():
+    sch = Schedule(max_pool_twice)
+    _tile_and_compute_at(sch, 6, 8)
+    block = sch.get_block("B")
+    assert_fails_unchanged(sch, RollingBufferError, "divide evenly", sch.rolling_buffer, block, 0)
