@@ -31,6 +31,7 @@ from tir import (
     Range,
     Var,
     const,
+    op,
 )
 from tir.arith import Analyzer
 from tir.buffer import BufferRegion
@@ -113,6 +114,16 @@ def _stage_through(
             block,
         )
     _check_access_kind(state, block, old, kind, used, what)
+    bounds = Analyzer()
+    for iv in used:
+        bounds.bind(iv.var, iv.dom)
+    for index, size in zip(pattern, old.shape):
+        if not bounds.can_prove(op.logical_and(op.ge(index, 0), op.lt(index, size))):
+            raise ReindexAccessError(
+                f"{what}: over the iterators' whole domains its index {index} may leave [0, {size}), "
+                "and the copy covers those domains (the block's T.where no longer guards it)",
+                block,
+            )
 
     # Step 2. the new layout: index_map of the used iterators, one-to-one onto a box
     if index_map is None:

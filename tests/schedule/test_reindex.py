@@ -218,3 +218,18 @@ def test_reindex_cache_read_refuses_an_unknown_scope():
     block = sch.get_block("C")
     swap = "lambda i, j, k: (k, i)"
     assert_fails_unchanged(sch, StorageScopeError, "'warp'", sch.reindex_cache_read, block, 0, "warp", swap)
+
+
+@T.prim_func
+def guarded_shift(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.where(i < 15)
+            B[vi] = A[vi + 1]
+
+
+def test_reindex_refuses_a_read_its_predicate_keeps_in_bounds():
+    sch = Schedule(guarded_shift)
+    block = sch.get_block("B")
+    assert_fails_unchanged(sch, ReindexAccessError, "may leave [0, 16)", sch.reindex, block, "A")
