@@ -15,6 +15,7 @@ from dataclasses import replace
 from tir import Block, For, ForKind, Var, const
 
 from .errors import ArgumentError, ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -60,8 +61,8 @@ def add_unit_loop(state: ScheduleState, block_or_loop: Block | For) -> For:
 # ---------------------------------------------------------------- public methods
 
 
-class BlockIterMethods:
-    def reorder_block_iter_var(self, block: BlockRV, new_order: list[int]) -> None:
+class BlockIterMethods(BlockArgumentMethods):
+    def reorder_block_iter_var(self, block: BlockRV | str, new_order: list[int]) -> None:
         """Put the block's iterators in the order ``new_order`` (positions in the current order).
 
         ``reorder_block_iter_var`` in TVM. The loops do not move; only the block's
@@ -76,6 +77,7 @@ class BlockIterMethods:
         >>> [iv.var.name for iv in sch.get(sch.get_block("B")).iter_vars]
         ['vk', 'vi']
         """
+        block = self._block_argument(block)
         return self._run("reorder_block_iter_var", block=block, new_order=new_order)
 
     def add_unit_loop(self, block_or_loop: BlockRV | LoopRV) -> LoopRV:

@@ -23,6 +23,7 @@ from tir.structural import structural_equal
 from .analysis import child_blocks, loads_of
 from .cache_stage import checked_scope, spatial_stage
 from .errors import ArgumentError, ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -127,8 +128,8 @@ def cache_index(state: ScheduleState, block: Block, storage_scope: str, cse_thre
 # ---------------------------------------------------------------- public methods
 
 
-class CacheIndexMethods:
-    def cache_index(self, block: BlockRV, storage_scope: str, cse_thresh: int = 0) -> list[BlockRV]:
+class CacheIndexMethods(BlockArgumentMethods):
+    def cache_index(self, block: BlockRV | str, storage_scope: str, cse_thresh: int = 0) -> list[BlockRV]:
         """Precompute the index expressions of ``block``'s loads into buffers of ``storage_scope``;
         return the blocks that fill them (none when no index needs computing).
 
@@ -164,6 +165,7 @@ class CacheIndexMethods:
                     T.writes(B[vi])
                     B[vi] = A[index_var_0[vi]]
         """
+        block = self._block_argument(block)
         return self._run("cache_index", block=block, storage_scope=storage_scope, cse_thresh=cse_thresh)
 
 

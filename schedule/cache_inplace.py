@@ -21,6 +21,7 @@ from tir.functor import substitute_buffers
 from .analysis import child_blocks, loop_domains, relaxed_region
 from .cache_stage import checked_scope, copy_stage
 from .errors import ArgumentError, ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -106,8 +107,10 @@ def cache_inplace(
 # ---------------------------------------------------------------- public methods
 
 
-class CacheInplaceMethods:
-    def cache_inplace(self, block: BlockRV, read_buffer_index: int, storage_scope: str) -> list[BlockRV]:
+class CacheInplaceMethods(BlockArgumentMethods):
+    def cache_inplace(
+        self, block: BlockRV | str, read_buffer_index: int, storage_scope: str
+    ) -> list[BlockRV]:
         """Stage a buffer that ``block`` reads and writes through a cache of ``storage_scope``; return
         the copy-in and the copy-back blocks.
 
@@ -148,6 +151,7 @@ class CacheInplaceMethods:
                     T.writes(B[v0_1])
                     B[v0_1] = B_local[v0_1]
         """
+        block = self._block_argument(block)
         return self._run(
             "cache_inplace", block=block, read_buffer_index=read_buffer_index, storage_scope=storage_scope
         )

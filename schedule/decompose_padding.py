@@ -32,6 +32,7 @@ from tir.stmt import seq
 
 from .analysis import bindings_of, child_blocks, loads_of
 from .errors import ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -128,8 +129,8 @@ def decompose_padding(state: ScheduleState, block: Block, loop: For) -> Block:
 # ---------------------------------------------------------------- public methods
 
 
-class DecomposePaddingMethods:
-    def decompose_padding(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+class DecomposePaddingMethods(BlockArgumentMethods):
+    def decompose_padding(self, block: BlockRV | str, loop: LoopRV) -> BlockRV:
         """Split a padding block into a fill of the pad value and a copy of the in-bounds values;
         return the fill block.
 
@@ -166,6 +167,7 @@ class DecomposePaddingMethods:
                     T.writes(P[vi_1])
                     P[vi_1] = A[vi_1 - 2]
         """
+        block = self._block_argument(block)
         return self._run("decompose_padding", block=block, loop=loop)
 
 

@@ -38,6 +38,7 @@ from tir.functor import substitute_buffers
 from .analysis import accesses_of, child_blocks, loads_of, loop_iters
 from .cache_stage import spatial_stage
 from .errors import ArgumentError, ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -186,8 +187,8 @@ def pad_einsum(state: ScheduleState, block: Block, padding: list) -> None:
 # ---------------------------------------------------------------- public methods
 
 
-class PadEinsumMethods:
-    def pad_einsum(self, block: BlockRV, padding: list[int]) -> None:
+class PadEinsumMethods(BlockArgumentMethods):
+    def pad_einsum(self, block: BlockRV | str, padding: list[int]) -> None:
         """Round each iterator's extent of an einsum block up to a multiple of its ``padding``
         factor, computing through zero-padded copies of the buffers that grow.
 
@@ -210,6 +211,7 @@ class PadEinsumMethods:
         >>> [int(n) for n in sch.get(sch.get_block("C")).writes[0].buffer.shape]
         [4, 16]
         """
+        block = self._block_argument(block)
         return self._run("pad_einsum", block=block, padding=padding)
 
 

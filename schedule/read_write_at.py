@@ -39,6 +39,7 @@ from .analysis import loads_of, loop_domains, relaxed_region
 from .cache_stage import checked_scope
 from .cache_write_region import PartialWriteError, written_condition, written_region
 from .errors import ArgumentError, ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -184,8 +185,10 @@ def write_at(
 # ---------------------------------------------------------------- public methods
 
 
-class ReadWriteAtMethods:
-    def read_at(self, loop: LoopRV, block: BlockRV, read_buffer_index: int, storage_scope: str) -> BlockRV:
+class ReadWriteAtMethods(BlockArgumentMethods):
+    def read_at(
+        self, loop: LoopRV, block: BlockRV | str, read_buffer_index: int, storage_scope: str
+    ) -> BlockRV:
         """Copy, at the start of each iteration of ``loop``, the region of the block's
         ``read_buffer_index``-th read buffer that the iteration needs into a cache of
         ``storage_scope``, and read the cache; return the copy block.
@@ -206,6 +209,7 @@ class ReadWriteAtMethods:
         >>> print(sch.get(copy).reads[0], sch.get(copy).annotations)
         A[v0 * 4:v0 * 4 + 4, v1 * 4:v1 * 4 + 4] {'auto_copy': True}
         """
+        block = self._block_argument(block)
         return self._run(
             "read_at",
             loop=loop,
@@ -214,7 +218,9 @@ class ReadWriteAtMethods:
             storage_scope=storage_scope,
         )
 
-    def write_at(self, loop: LoopRV, block: BlockRV, write_buffer_index: int, storage_scope: str) -> BlockRV:
+    def write_at(
+        self, loop: LoopRV, block: BlockRV | str, write_buffer_index: int, storage_scope: str
+    ) -> BlockRV:
         """Write the block's ``write_buffer_index``-th buffer through a cache of ``storage_scope``,
         copied back at the end of each iteration of ``loop``; return the copy-back block.
 
@@ -234,6 +240,7 @@ class ReadWriteAtMethods:
         >>> print(sch.get(copy).writes[0])
         C[v0 * 4:v0 * 4 + 4, v1 * 4:v1 * 4 + 4]
         """
+        block = self._block_argument(block)
         return self._run(
             "write_at",
             loop=loop,

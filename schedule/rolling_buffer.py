@@ -39,6 +39,7 @@ from tir.functor import collect_vars, stmts_pre_order
 from .analysis import loads_of, loop_domains, relaxed_region
 from .cache_write_region import PartialWriteError, written_region
 from .errors import ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -224,8 +225,8 @@ class _Roll(Mutator):
 # ---------------------------------------------------------------- public methods
 
 
-class RollingBufferMethods:
-    def rolling_buffer(self, block: BlockRV, write_buffer_index: int) -> None:
+class RollingBufferMethods(BlockArgumentMethods):
+    def rolling_buffer(self, block: BlockRV | str, write_buffer_index: int) -> None:
         """Shrink the buffer ``block`` writes at ``write_buffer_index`` to the window one iteration of
         its compute_at loop writes, indexed modulo the window along the axis that slides.
 
@@ -265,6 +266,7 @@ class RollingBufferMethods:
                         T.writes(C[vj])
                         C[vj] = B[vj % 6] + B[(vj + 1) % 6] + B[(vj + 2) % 6]
         """
+        block = self._block_argument(block)
         return self._run("rolling_buffer", block=block, write_buffer_index=write_buffer_index)
 
 

@@ -17,6 +17,7 @@ from tir import dtype as dtypes
 from tir.functor import substitute_buffers
 
 from .errors import ArgumentError, ScheduleError
+from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -101,8 +102,8 @@ class _AllocSwap(Mutator):
 # ---------------------------------------------------------------- public methods
 
 
-class SetDtypeMethods:
-    def unsafe_set_dtype(self, block: BlockRV, buffer_index: int, dtype: str) -> None:
+class SetDtypeMethods(BlockArgumentMethods):
+    def unsafe_set_dtype(self, block: BlockRV | str, buffer_index: int, dtype: str) -> None:
         """Store the buffer ``block`` writes at ``buffer_index`` as ``dtype``, converting on every
         store and load.
 
@@ -136,6 +137,7 @@ class SetDtypeMethods:
                     T.writes(C[vj])
                     C[vj] = T.Cast("float32", B[vj]) + T.float32(1.0)
         """
+        block = self._block_argument(block)
         return self._run("unsafe_set_dtype", block=block, buffer_index=buffer_index, dtype=dtype)
 
 
