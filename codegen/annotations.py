@@ -29,6 +29,8 @@ LOOP_ANNOTATIONS = {
 }
 BLOCK_ANNOTATIONS = {
     AUTO_UNROLL_KEY: "lower_opaque_block puts it on the outermost loops inside the block, as TVM",
+    "auto_copy": "read_at/write_at's copy block; its copy loops are already explicit, so it builds as "
+    "written (each thread runs the whole copy; TVM lowers it to a cooperative copy instead)",
 }
 
 # Keys from TVM that we know and do not lower yet, with what to do instead.
