@@ -15,6 +15,7 @@ import difflib
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import Block, For
+from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 from tir.transform.unroll_loop import AUTO_UNROLL_KEY, PRAGMA_UNROLL_KEY
 
 from .errors import BuildError
@@ -25,6 +26,7 @@ LOOP_ANNOTATIONS = {
 }
 BLOCK_ANNOTATIONS = {
     AUTO_UNROLL_KEY: "lower_opaque_block puts it on the outermost loops inside the block, as TVM",
+    BUFFER_DIM_ALIGN: "compact_buffer_allocation pads the written buffer's strides (storage_align)",
 }
 
 # Keys from TVM that we know and do not lower yet, with what to do instead.
@@ -32,7 +34,6 @@ NOT_YET = {
     "software_pipeline_stage": "software pipelining is not implemented yet",
     "software_pipeline_order": "software pipelining is not implemented yet",
     "software_pipeline_async_stages": "software pipelining is not implemented yet",
-    "buffer_dim_align": "storage_align is recorded, but the lowering does not pad buffers yet",
     "pragma_unroll_explicit": "unrolling inside pragma_auto_unroll_max_step is always explicit here",
 }
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tir import Block, For
+from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 
 from .errors import ArgumentError, ScheduleError, describe
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState
-
-BUFFER_DIM_ALIGN = "buffer_dim_align"
 
 # ---------------------------------------------------------------- errors
 

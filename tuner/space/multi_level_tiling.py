@@ -18,7 +18,19 @@ executor); placed outside the thread loop, it only re-fetches every shared tile.
 input is read through a "shared" cache computed at the outer reduction loop and
 fetched cooperatively: its loops are fused and split into ``[rest, threads..., vec]``
 where the thread factors are the very handles of the sampled thread tiles (so the
-fetch always uses the compute's thread count) and ``vec`` is drawn from [1, 2, 4].
+fetch always uses the compute's thread count) and ``vec`` is drawn from [1, 2, 4]
+(MetaSchedule's cooperative-fetch vector lanes; the printers emit one 128-bit access
+per ``vec = 4`` chunk only where they prove both addresses multiples of 4 elements,
+scalar accesses otherwise). Each shared cache of two or more dimensions is
+``storage_align``ed (rows padded to a stride of ``32 * k + 16 bytes``, MetaSchedule's
+(32, 8) for half precision): the threads of a warp reading one column of the tile
+then hit different banks, and a 16-byte row start keeps the vector fetch aligned.
+
+Epilogues: an elementwise consumer of the tiled block that ``reverse_compute_inline``
+cannot fold into the write-back (the tile's output is itself an output of the
+function, say) is moved into the tile with ``reverse_compute_at`` under the same
+loop as the write-back (MetaSchedule's "fuse consumer"), so each thread applies it to
+its own tile right after storing it, in the same kernel.
 
 CPU, "SSRSRS": spatial levels parallel / outer / register / vector, reduction levels
 outer / inner; the outer spatial levels are fused into one ``parallel`` loop, the
@@ -50,11 +62,14 @@ from tir.functor import substitute
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
-from .structure import annotate_unroll, fuse_loops, try_vectorize
+from .structure import annotate_unroll, fuse_loops, is_spatial, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
 MAX_DRAFTS = 1024
+# storage_align of the shared caches: row strides of 32 * k + (16 bytes in elements).
+BANK_ALIGN_FACTOR = 32
+BANK_ALIGN_BYTES = 16
 # Spatial levels from this one inward make one thread's accumulator tile (GPU: block, thread,
 # register, register; CPU: parallel, outer, register, vector).
 REGISTER_LEVEL = 2
@@ -280,6 +295,7 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     thread_x = fuse_loops(sch, _level(s, 1))
     sch.bind(thread_x, "threadIdx.x")
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
+    fuse_consumers(sch, write_back, thread_x)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
     for index in range(len(sch.get(block).reads)):
         _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
@@ -299,6 +315,31 @@ def _cooperative_fetch(
     parts = sch.split(fused, [None, *thread_tiles, vec])
     sch.bind(fuse_loops(sch, parts[1:-1]), "threadIdx.x")
     try_vectorize(sch, parts[-1])
+    _pad_rows(sch, cache)
+
+
+def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
+    """storage_align the shared tile's rows against bank conflicts (tiles of two or more dimensions)."""
+    buffer = sch.get(cache).writes[0].buffer
+    if buffer.ndim >= 2:
+        offset = max(1, BANK_ALIGN_BYTES // bytes_of(buffer.dtype))
+        sch.storage_align(cache, 0, buffer.ndim - 2, BANK_ALIGN_FACTOR, offset)
+
+
+def fuse_consumers(sch: Schedule, write_back: BlockRV, loop: LoopRV) -> list[BlockRV]:
+    """``reverse_compute_at`` each elementwise consumer of ``write_back`` left at the root (one
+    ``reverse_compute_inline`` refused) under ``loop``, after the write-back; a refusal leaves it.
+    Returns the consumers moved."""
+    root, moved = set(sch.block_names()), []
+    for consumer in sch.get_consumers(write_back):
+        node = sch.get(consumer)
+        if node.name in root and is_spatial(node):
+            try:
+                sch.reverse_compute_at(consumer, loop, preserve_unit_loops=True)
+            except ScheduleError:
+                continue
+            moved.append(consumer)
+    return moved
 
 
 def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
@@ -309,7 +350,9 @@ def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
     outer = fuse_loops(sch, _level(s, 0))
     sch.parallel(outer)
     sch.reverse_compute_at(write_back, _level(s, 1)[-1], preserve_unit_loops=True)
+    epilogues = fuse_consumers(sch, write_back, _level(s, 1)[-1])
     init = sch.decompose_reduction(block, _level(r, 0)[0])
-    for vector_loop in (_level(s, 3)[-1], sch.get_loops(init)[-1], sch.get_loops(write_back)[-1]):
-        try_vectorize(sch, vector_loop)
+    try_vectorize(sch, _level(s, 3)[-1])
+    for stage in (init, write_back, *epilogues):
+        try_vectorize(sch, sch.get_loops(stage)[-1])
     annotate_unroll(sch, outer)
