@@ -228,7 +228,9 @@ class ScriptCalls(ExpressionCalls):
         *,
         strides: Tree | None = None,
     ):
-        return _BufferDecl(call.name, "alloc", *self._buffer_type(shape, dtype, scope), **self._strides(strides))
+        return _BufferDecl(
+            call.name, "alloc", *self._buffer_type(shape, dtype, scope), **self._strides(strides)
+        )
 
     def _t_decl_buffer(
         self,
@@ -239,7 +241,9 @@ class ScriptCalls(ExpressionCalls):
         *,
         strides: Tree | None = None,
     ):
-        return _BufferDecl(call.name, "decl", *self._buffer_type(shape, dtype, scope), **self._strides(strides))
+        return _BufferDecl(
+            call.name, "decl", *self._buffer_type(shape, dtype, scope), **self._strides(strides)
+        )
 
     def _strides(self, strides: Tree | None) -> dict:
         """``strides=(...)`` of a padded buffer (the printer writes it after storage_align's lowering)."""

@@ -1,7 +1,9 @@
 """The design space: ``SpaceGenerator`` turns a workload into sampled schedules and mutates them.
 
 ``sample(mod, seed)`` applies the rules to a fresh ``Schedule``: auto-inline first
-(auto_inline.py), then one rule per block left at the root, chosen by the block's
+(auto_inline.py), on a GPU the fused-rows rule for a row-wise output and the long
+reductions it reads (softmax and layer norm in one kernel, fused_rows.py), then one
+rule per block left at the root, chosen by the block's
 structure (structure.py): multi-level tiling for reductions with data reuse,
 the simple reduction rule for other reductions, the elementwise rule for the rest,
 each in its GPU or CPU variant by the target. Every size, vector width, thread count
@@ -33,6 +35,7 @@ from tir import IRModule, PrimFunc
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
+from .fused_rows import fused_rows_gpu, row_reductions
 from .limits import SpaceError, check_limits
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
@@ -111,9 +114,10 @@ class SpaceGenerator:
 
     def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind]) -> None:
         inline_producers(sch)
+        done = self._fuse_rows(sch, fallback) if self.target.is_gpu else set()
         for name in sch.block_names():
             block = sch.find_block(name)
-            if block is None:  # folded into an earlier block's epilogue
+            if block is None or name in done:  # folded into an earlier block's epilogue, or fused rows
                 continue
             kind = fallback.get(name) or classify(sch, block)
             if kind is BlockKind.UNSCHEDULED:
@@ -123,6 +127,21 @@ class SpaceGenerator:
                 (gpu_rule if self.target.is_gpu else cpu_rule)(sch, name, self.target)
             except ScheduleError as err:
                 raise _RuleFailed(name, kind, err) from err
+
+    def _fuse_rows(self, sch: Schedule, fallback: dict[str, BlockKind]) -> set[str]:
+        """Apply the fused-rows rule to every block it fits (unless it failed on it before); the
+        names of the consumers it scheduled."""
+        done = set()
+        for name in sch.block_names():
+            reductions = [] if name in fallback else row_reductions(sch, name)
+            if not reductions:
+                continue
+            try:
+                fused_rows_gpu(sch, name, reductions, self.target)
+            except ScheduleError as err:
+                raise _RuleFailed(name, BlockKind.FUSED_ROWS, err) from err
+            done.add(name)
+        return done
 
     # ------------------------------------------------------------ mutation and replay
 
