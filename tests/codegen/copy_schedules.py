@@ -6,7 +6,8 @@ each fetch split ``[rest, 64 threads, 4 lanes]`` and vectorized) on any sizes, w
 its two shared tiles optionally ``storage_align``ed. ``matmul_epilogue`` tiles the
 matmul of ``matmul_bias_relu`` (or of a program with two outputs) with a local write
 cache and moves the elementwise epilogue under the same thread loop with
-``reverse_compute_at``, MetaSchedule's "fuse consumer".
+``reverse_compute_at``, MetaSchedule's "fuse consumer"; an intermediate product then
+lives in a per-thread array (a global buffer cannot be allocated inside a kernel).
 """
 
 from __future__ import annotations
@@ -66,5 +67,7 @@ def matmul_epilogue(mod: tir.IRModule | tir.PrimFunc, epilogue: str) -> Schedule
     sch.bind(threads, "threadIdx.x")
     sch.reverse_compute_at(write_back, threads)
     sch.reverse_compute_at(sch.get_block(epilogue), threads)
+    if sch.get(write_back).writes[0].buffer not in sch.func.params:
+        sch.set_scope(write_back, 0, "local")  # the tile never leaves the thread
     sch.decompose_reduction(block, k)
     return sch

@@ -31,12 +31,13 @@ from typing import Any
 
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
-from tir import IRModule, PrimFunc
+from tir import Block, IRModule, PrimFunc
+from tir.functor import post_order_visit
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
 from .fused_rows import fused_rows_gpu, row_reductions
-from .limits import SpaceError, check_limits
+from .limits import SpaceError, check_limits, kernels
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
 
@@ -117,16 +118,18 @@ class SpaceGenerator:
         done = self._fuse_rows(sch, fallback) if self.target.is_gpu else set()
         for name in sch.block_names():
             block = sch.find_block(name)
-            if block is None or name in done:  # folded into an earlier block's epilogue, or fused rows
+            if block is None or name in done:  # folded into an earlier block's epilogue, or fused
                 continue
             kind = fallback.get(name) or classify(sch, block)
             if kind is BlockKind.UNSCHEDULED:
                 continue
+            before = _nest_blocks(sch, name)
             try:
                 gpu_rule, cpu_rule = _RULES[kind]
                 (gpu_rule if self.target.is_gpu else cpu_rule)(sch, name, self.target)
             except ScheduleError as err:
                 raise _RuleFailed(name, kind, err) from err
+            done |= _nest_blocks(sch, name) - before
 
     def _fuse_rows(self, sch: Schedule, fallback: dict[str, BlockKind]) -> set[str]:
         """Apply the fused-rows rule to every block it fits (unless it failed on it before); the
@@ -140,7 +143,7 @@ class SpaceGenerator:
                 fused_rows_gpu(sch, name, reductions, self.target)
             except ScheduleError as err:
                 raise _RuleFailed(name, BlockKind.FUSED_ROWS, err) from err
-            done.add(name)
+            done |= _nest_blocks(sch, name)
         return done
 
     # ------------------------------------------------------------ mutation and replay
@@ -171,6 +174,17 @@ class SpaceGenerator:
         sch = Schedule(mod)
         trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY)
         return sch
+
+
+def _nest_blocks(sch: Schedule, name: str) -> set[str]:
+    """Names of the blocks in the top-level loop nest that holds block ``name``: the blocks a rule
+    moved into it (an epilogue, fused reductions) are scheduled with it. Records nothing."""
+    for nest in kernels(sch.func):
+        names: set[str] = set()
+        post_order_visit(nest, lambda n, names=names: names.add(n.name) if isinstance(n, Block) else None)
+        if name in names:
+            return names
+    return set()
 
 
 # ---------------------------------------------------------------- decision mutators

@@ -329,16 +329,21 @@ def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
 def fuse_consumers(sch: Schedule, write_back: BlockRV, loop: LoopRV) -> list[BlockRV]:
     """``reverse_compute_at`` each elementwise consumer of ``write_back`` left at the root (one
     ``reverse_compute_inline`` refused) under ``loop``, after the write-back; a refusal leaves it.
-    Returns the consumers moved."""
-    root, moved = set(sch.block_names()), []
-    for consumer in sch.get_consumers(write_back):
+    An intermediate tile that only the moved consumers read becomes a per-thread ("local")
+    array: it never reaches global memory. Returns the consumers moved."""
+    moved = []
+    consumers = sch.get_consumers(write_back)
+    for consumer in consumers:
         node = sch.get(consumer)
-        if node.name in root and is_spatial(node):
+        if is_spatial(node):
             try:
                 sch.reverse_compute_at(consumer, loop, preserve_unit_loops=True)
             except ScheduleError:
                 continue
             moved.append(consumer)
+    output = sch.get(write_back).writes[0].buffer
+    if moved and len(moved) == len(consumers) and output not in sch.func.params:
+        sch.set_scope(write_back, 0, "local")
     return moved
 
 
