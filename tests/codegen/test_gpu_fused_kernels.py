@@ -1,4 +1,4 @@
-"""On an NVIDIA GPU (``pytest -m gpu``): padded and vectorized fetches, fused epilogues and fused rows on CUDA.
+"""On an NVIDIA GPU (``pytest -m gpu``): padded and vectorized fetches, fused epilogues, fused rows.
 
 The kernels that tests/codegen/test_storage_align.py and tests/tuner/test_fusion_rules.py
 check on C and in the Metal simulator, run through CuPy on random inputs and compared
