@@ -84,7 +84,9 @@ class Footprint:
     Read indices are affine in the block's iterators (one loop per iterator), so a
     region's span along a dimension is ``sum(|coefficient| * (tile - 1)) + extent``,
     capped by the buffer's shape; the coefficients are found once, and each draft
-    costs a few multiplications. A non-affine index counts the whole dimension.
+    costs a few multiplications. A non-affine index counts the whole dimension. With
+    ``pad_rows``, a region of two or more dimensions counts its rows padded as
+    ``_pad_rows`` pads the shared tiles.
     """
 
     def __init__(self, block: Block):
@@ -103,19 +105,25 @@ class Footprint:
             if r.buffer not in written
         ]
 
-    def bytes(self, tile: dict[Var, int]) -> int:
+    def bytes(self, tile: dict[Var, int], pad_rows: bool = False) -> int:
         total = 0
         for element_bytes, dims in self.regions:
-            elements = 1
-            for coefficients, extent, dim in dims:
-                span = (
-                    dim
-                    if coefficients is None
-                    else extent + sum(abs(c) * (tile[v] - 1) for v, c in coefficients.items())
-                )
-                elements *= min(span, dim)
-            total += elements * element_bytes
+            spans = [
+                min(dim, extent + sum(abs(c) * (tile[v] - 1) for v, c in coefficients.items()))
+                if coefficients is not None
+                else dim
+                for coefficients, extent, dim in dims
+            ]
+            if pad_rows and len(spans) >= 2:
+                spans[-1] = _padded_row(spans[-1], element_bytes)
+            total += prod(spans) * element_bytes
         return total
+
+
+def _padded_row(elements: int, element_bytes: int) -> int:
+    """A row's stride after ``_pad_rows``'s storage_align: the next ``BANK_ALIGN_FACTOR * k + offset``."""
+    offset = max(1, BANK_ALIGN_BYTES // element_bytes)
+    return elements + (BANK_ALIGN_FACTOR + offset - elements % BANK_ALIGN_FACTOR) % BANK_ALIGN_FACTOR
 
 
 def _span_terms(index: PrimExpr, extent: PrimExpr, dim: PrimExpr, variables: list[Var], analyzer: Analyzer):
@@ -170,7 +178,7 @@ class _TileLimits:
             # One thread group's tile: every level but the outermost (blockIdx for a spatial loop,
             # the loop around the shared-memory fetch for a reduction loop).
             self._check_shared(
-                self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)})
+                self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)}, pad_rows=True)
             )
 
     def _check_accumulators(self, elements: int) -> None:
@@ -322,7 +330,7 @@ def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
     """storage_align the shared tile's rows against bank conflicts (tiles of two or more dimensions)."""
     buffer = sch.get(cache).writes[0].buffer
     if buffer.ndim >= 2:
-        offset = max(1, BANK_ALIGN_BYTES // bytes_of(buffer.dtype))
+        offset = _padded_row(0, bytes_of(buffer.dtype))
         sch.storage_align(cache, 0, buffer.ndim - 2, BANK_ALIGN_FACTOR, offset)
 
 
