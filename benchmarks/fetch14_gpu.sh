@@ -3,17 +3,21 @@
 # (H200, CUDA 13, CuPy, PyTorch, Triton; python3 with the project's dependencies):
 #
 #     bash benchmarks/fetch14_gpu.sh tests    # the kernels on CUDA against the executor (~2 min)
-#     bash benchmarks/fetch14_gpu.sh table1   # vendor table, part 1 (~8 min on an H200)
-#     bash benchmarks/fetch14_gpu.sh table2   # part 2 (~8 min), then the joined table
+#     bash benchmarks/fetch14_gpu.sh table1   # vendor table, part 1: five workloads (~5 min on an H200)
+#     bash benchmarks/fetch14_gpu.sh table2   # part 2: the other six (~6 min)
+#     bash benchmarks/fetch14_gpu.sh table3   # part 3: matmul 4096^3 (~3 min), then the joined table
 #
-# Each part fits one 10-minute device command; the parts append to vendor_table.jsonl
-# (in $OUT when set) and table2 prints the table over all rows for docs/BENCHMARKS.md.
+# Each part fits one 10-minute device command and writes vendor_table_<part>.jsonl into $OUT
+# (the current folder without OUT); table3 prints the table over the parts it finds there.
+# Where each command starts on a fresh copy, join the three files that came back with
+#     python benchmarks/vendor_table.py --table vendor_table_table*.jsonl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
 PY=${PY:-python3}
-RESULTS=${OUT:-.}/vendor_table.jsonl
-case "${1:-tests}" in
+PART=${1:-tests}
+RESULTS=${OUT:-.}/vendor_table_$PART.jsonl
+case "$PART" in
   tests)
     $PY -m pytest -q -p no:cacheprovider -m gpu tests/codegen/test_gpu_fused_kernels.py tests/codegen/test_gpu.py
     $PY -m pytest -q -p no:cacheprovider tests/codegen/test_storage_align.py tests/tuner/test_fusion_rules.py
@@ -25,8 +29,11 @@ case "${1:-tests}" in
   table2)
     $PY benchmarks/vendor_table.py \
         --workloads depthwise_conv2d,conv_layer,reduction_sum,layer_norm,elementwise_chain,window_sum \
-        --matmul-sizes 4096 --out "$RESULTS"
-    $PY benchmarks/vendor_table.py --table "$RESULTS"
+        --matmul-sizes "" --out "$RESULTS"
     ;;
-  *) echo "usage: $0 tests|table1|table2" >&2; exit 2 ;;
+  table3)
+    $PY benchmarks/vendor_table.py --workloads "" --matmul-sizes 4096 --out "$RESULTS"
+    $PY benchmarks/vendor_table.py --table "${OUT:-.}"/vendor_table_table*.jsonl
+    ;;
+  *) echo "usage: $0 tests|table1|table2|table3" >&2; exit 2 ;;
 esac

@@ -175,6 +175,8 @@ def run_row(name: str, shape: str | None, target: str, trials: int, folder: Path
 
 def table(rows: list[dict]) -> str:
     """The markdown table, with ratios (anchor time / ours) and their geometric mean."""
+    if not rows:
+        return "no rows"
     anchor_names = sorted({a for row in rows for a in row["anchors"]}, key=lambda a: (a != "PyTorch", a))
     primary = anchor_names[0]
     head = ["workload", "shape", "trials", "ours (us)"]
