@@ -228,22 +228,10 @@ class ScriptCalls(ExpressionCalls):
         *,
         strides: Tree | None = None,
     ):
-        return _BufferDecl(
-            call.name, "alloc", *self._buffer_type(shape, dtype, scope), **self._strides(strides)
-        )
+        kind = "decl" if call.name.endswith("decl_buffer") else "alloc"
+        return _BufferDecl(call.name, kind, *self._buffer_type(shape, dtype, scope), **self._strides(strides))
 
-    def _t_decl_buffer(
-        self,
-        call: _Call,
-        shape: Tree,
-        dtype: Tree | None = None,
-        scope: Tree | None = None,
-        *,
-        strides: Tree | None = None,
-    ):
-        return _BufferDecl(
-            call.name, "decl", *self._buffer_type(shape, dtype, scope), **self._strides(strides)
-        )
+    _t_decl_buffer = _t_alloc_buffer
 
     def _strides(self, strides: Tree | None) -> dict:
         """``strides=(...)`` of a padded buffer (the printer writes it after storage_align's lowering)."""
