@@ -128,7 +128,7 @@ def matmul_bias_relu(M: int, N: int, K: int, dtype: str = "float32") -> IRModule
     """D[M, N] = max(A[M, K] @ B[K, N] + bias[N], 0): a GEMM block "C" into an intermediate, then an
     epilogue block "T_add" (the bias) and "T_relu", as a framework's fused dense + bias + ReLU."""
     _check_sizes("matmul_bias_relu", M=M, N=N, K=K)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "matmul_bias_relu")
     params = [
         _buffer("A", (M, K), dtype),
         _buffer("B", (K, N), dtype),
