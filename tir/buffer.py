@@ -2,7 +2,10 @@
 
 A Buffer is compared by identity like a Var: two buffers with the same name and
 shape are different buffers. ``scope`` is "global", "shared" (Metal's
-threadgroup memory) or "local" (registers / thread memory).
+threadgroup memory) or "local" (registers / thread memory). ``strides`` is empty
+for the row-major layout; compact_buffer_allocation sets it (one stride per
+dimension, in elements) for a buffer that ``storage_align`` pads, and
+flatten_buffer indexes and sizes the buffer by it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Buffer:
     shape: tuple[PrimExpr, ...]
     dtype: str = "float32"
     scope: str = "global"
+    strides: tuple[PrimExpr, ...] = ()
 
     def __post_init__(self):
         _dt.check(self.dtype)
@@ -40,6 +44,12 @@ class Buffer:
             object.__setattr__(self, "scope", normalize_scope(self.scope))
         if not all(isinstance(s, PrimExpr) for s in self.shape):
             object.__setattr__(self, "shape", tuple(const(s) for s in self.shape))
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(
+                f"buffer {self.name}: {len(self.strides)} strides for {len(self.shape)} dimensions"
+            )
+        if not all(isinstance(s, PrimExpr) for s in self.strides):
+            object.__setattr__(self, "strides", tuple(const(s) for s in self.strides))
 
     @property
     def ndim(self) -> int:
@@ -58,11 +68,16 @@ class Buffer:
         return BufferRegion(self, tuple(Range(const(0, s.dtype), s) for s in self.shape))
 
     def static_nbytes(self) -> int | None:
-        """Bytes the buffer occupies, or None when a dimension is symbolic."""
+        """Bytes the buffer occupies (padding included), or None when a dimension is symbolic."""
         shape = self.static_shape()
         if shape is None:
             return None
         size = _dt.bytes_of(self.dtype)
+        if self.strides:
+            outer = self.strides[0]
+            if not hasattr(outer, "value") or not isinstance(outer.value, int):
+                return None
+            return size * (shape[0] * outer.value if shape else 1)
         for extent in shape:
             size *= extent
         return size
@@ -78,7 +93,8 @@ class Buffer:
 
     def __repr__(self) -> str:
         shape = ", ".join(repr(s) for s in self.shape)
-        return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r})"
+        strides = f", strides=({', '.join(repr(s) for s in self.strides)})" if self.strides else ""
+        return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r}{strides})"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -231,6 +231,10 @@ class _Encoder:
         self.tokens += ("Buffer", buffer.dtype, buffer.scope, len(buffer.shape))
         for i, extent in enumerate(buffer.shape):
             self.visit(extent, ("shape", i))
+        if buffer.strides:  # only padded buffers have any: row-major ones hash as before
+            self.tokens += ("strides", len(buffer.strides))
+            for i, stride in enumerate(buffer.strides):
+                self.visit(stride, ("strides", i))
         self._define(buffer)
 
     # ------------------------------------------------------------ binding nodes

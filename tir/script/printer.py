@@ -414,6 +414,8 @@ class _Printer:
             args.append(_string(buffer.dtype))
         if buffer.scope != "global":
             args.append(f"scope={_string(buffer.scope)}")
+        if buffer.strides:
+            args.append(f"strides={self._tuple([self.expr(s) for s in buffer.strides])}")
         self.emit(f"{self._define(buffer)} = T.alloc_buffer({', '.join(args)})", buffer)
 
     def region(self, region: BufferRegion) -> str:
@@ -544,6 +546,8 @@ class _Printer:
         args = [self._shape(buffer), _string(buffer.dtype)]
         if buffer.scope != "global":
             args.append(f"scope={_string(buffer.scope)}")
+        if buffer.strides:
+            args.append(f"strides={self._tuple([self.expr(s) for s in buffer.strides])}")
         call = f"T.decl_buffer({', '.join(args)})"
         name = self._define(buffer)
         mark_node = s if s in self._pending_marks else buffer

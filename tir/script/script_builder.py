@@ -372,7 +372,7 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
                 var = Var(name, context.value.dtype)
                 inner = self._suite(body, {name: var})
                 return LetStmt(var, context.value, inner if inner is not None else _noop())
-            buffer = Buffer(name, context.shape, context.dtype, context.scope)
+            buffer = Buffer(name, context.shape, context.dtype, context.scope, context.strides)
             inner = self._suite(body, {name: buffer})
             return Allocate(buffer, inner if inner is not None else _noop())
         raise self.error(

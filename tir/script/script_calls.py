@@ -219,11 +219,23 @@ class ScriptCalls(ExpressionCalls):
             self._scope(scope) if scope is not None else "global",
         )
 
-    def _t_alloc_buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
-        return _BufferDecl(call.name, "alloc", *self._buffer_type(shape, dtype, scope))
+    def _t_alloc_buffer(
+        self,
+        call: _Call,
+        shape: Tree,
+        dtype: Tree | None = None,
+        scope: Tree | None = None,
+        *,
+        strides: Tree | None = None,
+    ):
+        kind = "decl" if call.name.endswith("decl_buffer") else "alloc"
+        return _BufferDecl(call.name, kind, *self._buffer_type(shape, dtype, scope), **self._strides(strides))
 
-    def _t_decl_buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
-        return _BufferDecl(call.name, "decl", *self._buffer_type(shape, dtype, scope))
+    _t_decl_buffer = _t_alloc_buffer
+
+    def _strides(self, strides: Tree | None) -> dict:
+        """``strides=(...)`` of a padded buffer (the printer writes it after storage_align's lowering)."""
+        return {} if strides is None else {"strides": self._shape(strides)}
 
     def _t_match_buffer(
         self, call: _Call, param: Tree, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None

@@ -163,7 +163,7 @@ class NameScopes:
         self.scopes[-1][name] = var
 
     def _declare_buffer(self, name: str, decl: _BufferDecl, node: Tree) -> _Scoped | None:
-        buffer = Buffer(name, decl.shape, decl.dtype, decl.scope)
+        buffer = Buffer(name, decl.shape, decl.dtype, decl.scope, decl.strides)
         self.scopes[-1][name] = buffer
         if decl.kind == "decl":
             return _Scoped(lambda body: Allocate(buffer, body))

@@ -70,6 +70,7 @@ class _BufferDecl(_Marker):
     dtype: str
     scope: str
     param: Var | None = None
+    strides: tuple[PrimExpr, ...] = ()
     usage = "assign it to a name: B = T.alloc_buffer(...)"
 
 

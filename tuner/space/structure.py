@@ -26,6 +26,7 @@ class BlockKind(Enum):
     """The rule a block gets (UNSCHEDULED: none; the lowering binds what is left on a GPU)."""
 
     MULTI_LEVEL_TILING = "multi_level_tiling"
+    FUSED_ROWS = "fused_rows"
     REDUCTION = "reduction"
     ELEMENTWISE = "elementwise"
     UNSCHEDULED = "unscheduled"
@@ -34,6 +35,7 @@ class BlockKind(Enum):
 # A rule that fails on a block hands it to the next simpler one.
 FALLBACK = {
     BlockKind.MULTI_LEVEL_TILING: BlockKind.REDUCTION,
+    BlockKind.FUSED_ROWS: BlockKind.ELEMENTWISE,
     BlockKind.REDUCTION: BlockKind.UNSCHEDULED,
     BlockKind.ELEMENTWISE: BlockKind.UNSCHEDULED,
     BlockKind.UNSCHEDULED: BlockKind.UNSCHEDULED,
