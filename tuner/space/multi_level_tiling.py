@@ -50,7 +50,7 @@ from tir.functor import substitute
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
-from .structure import annotate_unroll, fuse_loops, try_vectorize
+from .structure import CPU_UNROLL_STEPS, annotate_unroll, fuse_loops, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
@@ -312,4 +312,4 @@ def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
     init = sch.decompose_reduction(block, _level(r, 0)[0])
     for vector_loop in (_level(s, 3)[-1], sch.get_loops(init)[-1], sch.get_loops(write_back)[-1]):
         try_vectorize(sch, vector_loop)
-    annotate_unroll(sch, outer)
+    annotate_unroll(sch, outer, CPU_UNROLL_STEPS)
