@@ -21,7 +21,7 @@ BACKEND = Backend(
         max_shared_memory_bytes=48 * 1024,
         warp_size=32,
         vector_bytes=16,
-        dtypes=COMMON_DTYPES | {"float64", "uint64"},
+        dtypes=COMMON_DTYPES | {"float64", "uint64", "bfloat16"},
     ),
     printer=CUDAPrinter,
     prelude=cuda_prelude,

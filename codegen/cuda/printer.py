@@ -6,17 +6,20 @@ threads per block, so NVRTC and nvcc know the register budget; buffers are
 them, so loads may go through the read-only cache); shared buffers
 are ``__shared__`` arrays (16-byte aligned when read or written as float4);
 ``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
-operators, so the source defines the ones it uses.
+operators, so the source defines the ones it uses. float16 is ``half``
+(cuda_fp16.h) and bfloat16 is ``__nv_bfloat16`` (cuda_bf16.h, whose arithmetic
+operators round after each operation on sm_80 and later); the host holds
+bfloat16 as uint16 bit patterns, the same bytes.
 """
 
 from __future__ import annotations
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
-from tir.expr import Call
+from tir.expr import Call, PrimExpr
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
-from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..c_family import UNARY, CFamilyPrinter, Code, check_helpers, integer_helpers
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -26,7 +29,12 @@ VECTOR_TYPES = {
 } | {"float16x2": "half2"}
 
 
+# The header that defines each 16-bit float type.
+HALF_HEADERS = {"float16": "cuda_fp16.h", "bfloat16": "cuda_bf16.h"}
+
+
 class CUDAPrinter(CFamilyPrinter):
+    types = CFamilyPrinter.types | {"bfloat16": "__nv_bfloat16"}
     vector_types = VECTOR_TYPES
     inf, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
     barrier = "__syncthreads();"
@@ -61,10 +69,17 @@ class CUDAPrinter(CFamilyPrinter):
             self.needs.add(f"vector_op:{self.type_of(node.dtype)}:{op}")
         return super().binary(node, op, prec)
 
+    def math_call(self, op: str, dtype: str, args: list[PrimExpr]) -> Code:
+        """16-bit floats: the float function, rounded back (``(half)expf(x)``); CUDA's own half and
+        bfloat16 overloads are partial and ``fmax(half, half)`` is ambiguous."""
+        if _dt.lanes_of(dtype) == 1 and dtype in HALF_HEADERS:
+            return Code(f"({self.type_of(dtype)}){self.call(op + 'f', args).text}", UNARY)
+        return super().math_call(op, dtype, args)
+
     def type_of(self, dtype: str) -> str:
         name = super().type_of(dtype)
-        if _dt.element_of(dtype) == "float16":
-            self.needs.add("half")
+        if _dt.element_of(dtype) in HALF_HEADERS:
+            self.needs.add(f"header:{HALF_HEADERS[_dt.element_of(dtype)]}")
         return name
 
 
@@ -74,11 +89,11 @@ _LANES = "xyzw"
 def cuda_prelude(needs: set[str]) -> str:
     """Includes and helpers the kernels use, in a fixed order."""
     parts = []
-    if "half" in needs:
-        parts.append("#include <cuda_fp16.h>")
     for need in sorted(needs):
         kind, _, rest = need.partition(":")
-        if kind == "vector_op":
+        if kind == "header":
+            parts.append(f"#include <{rest}>")
+        elif kind == "vector_op":
             vtype, op = rest.split(":")
             lanes = int(vtype[-1])
             fields = ", ".join(f"a.{f} {op} b.{f}" for f in _LANES[:lanes])
