@@ -56,6 +56,7 @@ from tir.expr import (
 )
 from tir.functor import post_order_visit
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tir.transform.inject_software_pipeline import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT
 from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
 
 from .errors import BuildError
@@ -322,7 +323,14 @@ class CFamilyPrinter:
             if self.barrier:
                 self.emit(self.barrier)
             return
+        if isinstance(value, Call) and value.op in (ASYNC_COMMIT, ASYNC_WAIT):
+            self.async_group(value)
+            return
         self.emit(f"{self.expr(value).text};")
+
+    def async_group(self, node: Call) -> None:
+        """Commit or wait for a group of asynchronous copies; dialects without them copy
+        synchronously (an async copy prints as its load), so there is nothing to wait for."""
 
     def stmt_BufferStore(self, store: BufferStore) -> None:
         lanes = _dt.lanes_of(store.value.dtype)
@@ -548,6 +556,8 @@ class CFamilyPrinter:
             return Code(f"{node.op.replace('.', '_')}({operands}, {self.name_of(state.buffer)})")
         if node.op == "if_then_else":
             return self.conditional(*node.args)
+        if node.op == ASYNC_COPY:
+            return self.expr(node.args[0])
         if node.op == "sigmoid":
             (x,) = node.args
             one = const(1.0, node.dtype)

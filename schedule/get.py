@@ -1,8 +1,8 @@
 """Lookup primitives: get_block, get_loops, get_child_blocks, get_producers, get_consumers,
-get_output_blocks.
+get_output_blocks, and remove_rv, which forgets a handle.
 
 They change nothing, but they are traced like every primitive, because the
-handles they return are what later instructions refer to.
+handles they return (or forget) are what later instructions refer to.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tir.functor import post_order_visit
 
 from .analysis import child_blocks, consumers_of, producers_of, realizes_under, writes_outside_scope
 from .errors import ArgumentError, NotFoundError, describe
-from .instruction import BlockRV, LoopRV, primitive
+from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
 
 # ---------------------------------------------------------------- primitives
@@ -104,6 +104,11 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
 
 
 # ---------------------------------------------------------------- public methods
+
+
+@primitive()
+def remove_rv(state: ScheduleState, rv) -> None:
+    """Nothing to rewrite: the schedule forgets the handle after this checks that it is valid."""
 
 
 _EXAMPLE = """
@@ -210,6 +215,23 @@ class GetMethods:
         ['B']
         """
         return self._run("get_output_blocks", scope_block=scope_block)
+
+    def remove_rv(self, rv: BlockRV | LoopRV | ExprRV) -> None:
+        """Forget a handle: later use of it is an error (TVM's ``remove_rv``).
+
+        Example
+        -------
+        {example}
+        >>> block = sch.get_block("B")
+        >>> sch.remove_rv(block)
+        >>> sch.get(block)
+        Traceback (most recent call last):
+        ...
+        schedule.errors.StaleHandleError: the handle was removed by remove_rv
+        """
+        self._run("remove_rv", rv=rv)
+        del self._keys[rv]
+        self._removed[rv] = "the handle was removed by remove_rv"
 
 
 for _method in vars(GetMethods).values():

@@ -20,16 +20,29 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .block_iters import BlockIterMethods
+from .cache_index import CacheIndexMethods
+from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
+from .decompose_padding import DecomposePaddingMethods
 from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
 from .for_kind import ForKindMethods
+from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
+from .layout_transformation import LayoutTransformationMethods
+from .loop_partition import LoopPartitionMethods
 from .loop_transformation import LoopTransformationMethods
+from .merge import MergeMethods
+from .pad_einsum import PadEinsumMethods
+from .read_write_at import ReadWriteAtMethods
 from .reduction import ReductionMethods
+from .reindex import ReindexMethods
+from .rolling_buffer import RollingBufferMethods
 from .sampling import SamplingMethods
+from .set_dtype import SetDtypeMethods
 from .state import ScheduleState
 from .trace import Instruction, Trace
 
@@ -44,6 +57,19 @@ class Schedule(
     ReductionMethods,
     AnnotateMethods,
     SamplingMethods,
+    LayoutTransformationMethods,
+    ReindexMethods,
+    CacheInplaceMethods,
+    CacheIndexMethods,
+    LoopPartitionMethods,
+    DecomposePaddingMethods,
+    PadEinsumMethods,
+    BlockIterMethods,
+    SetDtypeMethods,
+    RollingBufferMethods,
+    ReadWriteAtMethods,
+    MergeMethods,
+    FuseEpilogueMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

@@ -26,6 +26,7 @@ from tir import (
     Var,
 )
 from tir.functor import StmtMutator
+from tir.stmt import seq
 
 
 class StateIndex:
@@ -88,8 +89,6 @@ class _Replacer(StmtMutator):
         return super().visit(node)
 
     def visit_SeqStmt(self, node):
-        from tir.stmt import seq
-
         new = [self.visit(s) for s in node.seq]
         if all(a is b for a, b in zip(new, node.seq)):
             return node
@@ -172,6 +171,18 @@ class ScheduleState:
             n += 1
             name = f"{base}_{n}"
         return name
+
+    def insert_beside(self, block: Block, stage: Stmt, after: bool) -> None:
+        """Put ``stage`` right before (or after) the statement of ``block``'s scope that holds it."""
+        realize = self.realize_of(block)
+        scope = self.parent_block(realize)
+        in_seq = isinstance(scope.body, SeqStmt)
+        path = [realize, *self.ancestors(realize)]
+        top = next(s for s in path if self.parent(s) is (scope.body if in_seq else scope))
+        items = list(scope.body.seq) if in_seq else [scope.body]
+        position = next(i for i, s in enumerate(items) if s is top) + (1 if after else 0)
+        items.insert(position, stage)
+        self.replace({scope: dc_replace(scope, body=seq(*items))})
 
     def parent_block(self, stmt: Stmt) -> Block:
         for anc in self.ancestors(stmt):

@@ -135,7 +135,7 @@ class Trace:
         for inst in self.insts:
             varargs = PRIMITIVES[inst.kind].varargs
             args = ", ".join(
-                _python(v, names)[1:-1] if k == varargs else f"{k}={_python(v, names)}"
+                _python(v, names)[1:-1] if k == varargs else f"{k}={_python_arg(k, v, names)}"
                 for k, v in inst.args.items()
             )
             if PRIMITIVES[inst.kind].sampling:
@@ -228,6 +228,13 @@ def _python(value, names: dict[_RV, str]) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_python(v, names) for v in value) + "]"
     return repr(value)
+
+
+def _python_arg(key: str, value, names: dict[_RV, str]) -> str:
+    """An index map (stored as its lambda's text) prints as the lambda itself, as TVM's traces do."""
+    if key == "index_map" and isinstance(value, str) and value.startswith("lambda "):
+        return value
+    return _python(value, names)
 
 
 def _map_rvs(value, rv_map: dict[_RV, Any], number: int):

@@ -28,6 +28,7 @@ BACKEND = Backend(
     is_gpu=True,
     exporter="codegen.cuda.export",
     runtimes={"gpu": "codegen.cuda.runtime"},
+    async_copy_arch=80,
 )
 
 __all__ = ["BACKEND"]

@@ -9,17 +9,26 @@ are ``__shared__`` arrays (16-byte aligned when read or written as float4);
 operators, so the source defines the ones it uses. float16 is ``half``
 (cuda_fp16.h) and bfloat16 is ``__nv_bfloat16`` (cuda_bf16.h, whose arithmetic
 operators round after each operation on sm_80 and later); the host holds
-bfloat16 as uint16 bit patterns, the same bytes.
+bfloat16 as uint16 bit patterns, the same bytes. Asynchronous copies of software
+pipelines (tir/transform/inject_software_pipeline.py) become ``cp.async`` (sm_80+):
+one 16-byte ``cp.async.cg`` (or 8-byte ``.ca``) per contiguous aligned vector, 4 or 8
+bytes per element otherwise, with ``cp.async.commit_group`` / ``wait_group n``.
 """
 
 from __future__ import annotations
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
-from tir.expr import Call, PrimExpr
+from tir.expr import BufferLoad, Call, PrimExpr
+from tir.stmt import BufferStore
+from tir.transform.inject_software_pipeline import ASYNC_COMMIT, ASYNC_COPY
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
 from ..c_family import UNARY, CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..lanes import lane
+
+# Bytes one cp.async instruction may copy.
+CP_ASYNC_BYTES = (4, 8, 16)
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -57,6 +66,48 @@ class CUDAPrinter(CFamilyPrinter):
             return super().warp_intrinsic(node)
         mask, value, lane = (self.expr(a).text for a in node.args)
         return Code(f"{name}({mask}, {value}, {lane}, {self.target.warp_size})")
+
+    def stmt_BufferStore(self, store: BufferStore) -> None:
+        if isinstance(store.value, Call) and store.value.op == ASYNC_COPY:
+            self.async_copy(store.buffer, store.indices[0], store.value.args[0])
+            return
+        super().stmt_BufferStore(store)
+
+    def async_copy(self, buffer: Buffer, index: PrimExpr, source: BufferLoad) -> None:
+        """``buffer[index] = source`` with cp.async: whole vectors where both sides are contiguous
+        and aligned, else element by element (synchronously if an element is not 4 or 8 bytes)."""
+        lanes, element = _dt.lanes_of(source.dtype), _dt.bytes_of(source.buffer.dtype)
+        (source_index,) = source.indices
+        whole = (
+            lanes > 1
+            and lanes * element in CP_ASYNC_BYTES
+            and self.is_contiguous_aligned(buffer, index)
+            and self.is_contiguous_aligned(source.buffer, source_index)
+        )
+        if whole:
+            self.emit_cp_async(buffer, index.base, source.buffer, source_index.base, lanes * element)
+        elif element in CP_ASYNC_BYTES:
+            for i in range(lanes):
+                self.emit_cp_async(buffer, lane(index, i), source.buffer, lane(source_index, i), element)
+        else:
+            super().stmt_BufferStore(BufferStore(buffer, source, (index,)))
+
+    def emit_cp_async(
+        self, buffer: Buffer, index: PrimExpr, source: Buffer, source_index: PrimExpr, size: int
+    ):
+        self.needs.add(f"cp_async:{size}")
+        self.emit(
+            f"tir_cp_async_{size}({self.address(buffer, index)}, {self.address(source, source_index)});"
+        )
+
+    def address(self, buffer: Buffer, index: PrimExpr) -> str:
+        return f"&{self.name_of(buffer)}[{self.expr(index).text}]"
+
+    def async_group(self, node: Call) -> None:
+        if node.op == ASYNC_COMMIT:
+            self.emit('asm volatile("cp.async.commit_group;\\n" ::: "memory");')
+        else:
+            self.emit(f'asm volatile("cp.async.wait_group {node.args[0].value};\\n" ::: "memory");')
 
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"
@@ -102,5 +153,19 @@ def cuda_prelude(needs: set[str]) -> str:
                 f"{{ return make_{vtype}({fields}); }}"
             )
     qualifier = "__device__ __forceinline__"
+    parts.extend(_cp_async_helper(need, qualifier) for need in sorted(needs) if need.startswith("cp_async:"))
     helpers = [*integer_helpers(needs, qualifier), *check_helpers(needs, qualifier, "long long")]
     return "\n".join([*parts, *helpers])
+
+
+def _cp_async_helper(need: str, qualifier: str) -> str:
+    """``tir_cp_async_<n>(dst, src)``: copy n bytes global -> shared without waiting (sm_80+);
+    16-byte copies bypass L1 (``.cg``), smaller ones may only use ``.ca``. The shared address
+    is converted in PTX (``cvta.to.shared``), so the helper needs no header under NVRTC."""
+    size = int(need.partition(":")[2])
+    cache = "cg" if size == 16 else "ca"
+    return (
+        f"{qualifier} void tir_cp_async_{size}(void* dst, const void* src) {{\n"
+        '  asm volatile("{ .reg .u64 d64; .reg .u32 d32; cvta.to.shared.u64 d64, %0; cvt.u32.u64 d32, d64; '
+        f'cp.async.{cache}.shared.global [d32], [%1], {size}; }}\\n" :: "l"(dst), "l"(src) : "memory");\n}}'
+    )

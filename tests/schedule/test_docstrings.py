@@ -20,6 +20,19 @@ MODULES = [
     "schedule.sampling",
     "schedule.cache_read_write",
     "schedule.compute_at",
+    "schedule.layout_transformation",
+    "schedule.reindex",
+    "schedule.cache_inplace",
+    "schedule.cache_index",
+    "schedule.loop_partition",
+    "schedule.decompose_padding",
+    "schedule.pad_einsum",
+    "schedule.block_iters",
+    "schedule.set_dtype",
+    "schedule.rolling_buffer",
+    "schedule.read_write_at",
+    "schedule.merge",
+    "schedule.fuse_epilogue",
 ]
 
 
