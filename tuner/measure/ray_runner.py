@@ -250,10 +250,11 @@ class RayRunner:
     def ensure_actors(self, wait: float = 0.0) -> None:
         """Place an actor on every free unit of the resource (up to ``actors``): after a node died,
         a unit it freed or a node that joined gets one, and a killed actor its replacement. With no
-        actor left, wait up to ``wait`` seconds for a unit to come free (a kill frees it late)."""
+        actor left while the cluster has units, wait up to ``wait`` seconds for one to come free (a
+        kill frees it late)."""
         deadline = time.monotonic() + wait
         self._place()
-        while not self.actors and time.monotonic() < deadline:
+        while not self.actors and time.monotonic() < deadline and self._units():
             time.sleep(0.2)
             self._place()
         if not self.actors:
@@ -264,21 +265,23 @@ class RayRunner:
                 f"`ray start --address ADDRESS --resources '{{\"{self.resource}\": 1}}'`{lost}"
             )
 
-    def _place(self) -> int:
-        """Place actors on the free units; how many were placed."""
-        ray = self.ray
-        free = int(ray.available_resources().get(self.resource, 0))
-        wanted = int(ray.cluster_resources().get(self.resource, 0))
+    def _units(self) -> int:
+        """Units of the resource in the cluster, free or not."""
+        return int(self.ray.cluster_resources().get(self.resource, 0))
+
+    def _place(self) -> None:
+        """Place an actor on each free unit (up to ``actors`` in all)."""
+        free = int(self.ray.available_resources().get(self.resource, 0))
+        wanted = self._units()
         if self.max_actors is not None:
             wanted = min(wanted, self.max_actors)
-        actor_class = ray.remote(DeviceActor).options(
+        actor_class = self.ray.remote(DeviceActor).options(
             num_cpus=0, resources={self.resource: 1}, max_concurrency=1
         )
         placed = 0
         while len(self.actors) < wanted and free > placed:
             self.actors.append(_Actor(actor_class.remote(self.resource), f"actor {next(self._names)}"))
             placed += 1
-        return placed
 
     def leave_out(self, actor: _Actor, reason: str) -> None:
         """Report an actor whose node cannot measure a workload (it is given none of its candidates)."""
