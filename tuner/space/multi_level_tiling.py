@@ -71,7 +71,7 @@ from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, 
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
-from .structure import annotate_unroll, fuse_loops, is_spatial, try_vectorize
+from .structure import CPU_UNROLL_STEPS, annotate_unroll, fuse_loops, is_spatial, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
@@ -408,4 +408,4 @@ def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
     try_vectorize(sch, _level(s, 3)[-1])
     for stage in (init, write_back, *epilogues):
         try_vectorize(sch, sch.get_loops(stage)[-1])
-    annotate_unroll(sch, outer)
+    annotate_unroll(sch, outer, CPU_UNROLL_STEPS)
