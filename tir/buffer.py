@@ -2,7 +2,11 @@
 
 A Buffer is compared by identity like a Var: two buffers with the same name and
 shape are different buffers. ``scope`` is "global", "shared" (Metal's
-threadgroup memory) or "local" (registers / thread memory).
+threadgroup memory) or "local" (registers / thread memory). The layout fields
+TVM's buffers carry (``strides``, ``elem_offset``, ``offset_factor``, ``align``)
+are kept as written: empty strides mean compact row-major, ``elem_offset`` None
+means 0; a buffer with ``offset_factor`` and no ``elem_offset`` gets a Var
+``<name>_elem_offset``, as in TVM, which tensorize binds to where a region starts.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import dtype as _dt
-from .expr import BufferLoad, PrimExpr, Range, const
+from .expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
 
 SCOPES = ("global", "shared", "local")
 SCOPE_ALIASES = {"threadgroup": "shared", "thread": "local", "device": "global", "shared.dyn": "shared"}
@@ -33,6 +37,10 @@ class Buffer:
     shape: tuple[PrimExpr, ...]
     dtype: str = "float32"
     scope: str = "global"
+    strides: tuple[PrimExpr, ...] = ()
+    elem_offset: PrimExpr | None = None
+    offset_factor: int = 0
+    align: int = 0
 
     def __post_init__(self):
         _dt.check(self.dtype)
@@ -40,6 +48,29 @@ class Buffer:
             object.__setattr__(self, "scope", normalize_scope(self.scope))
         if not all(isinstance(s, PrimExpr) for s in self.shape):
             object.__setattr__(self, "shape", tuple(const(s) for s in self.shape))
+        if not all(isinstance(s, PrimExpr) for s in self.strides):
+            object.__setattr__(self, "strides", tuple(const(s) for s in self.strides))
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(
+                f"buffer {self.name} has {len(self.shape)} dimensions but {len(self.strides)} strides"
+            )
+        if self.elem_offset is not None and not isinstance(self.elem_offset, PrimExpr):
+            object.__setattr__(self, "elem_offset", const(self.elem_offset))
+        if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
+            object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
+        if self.elem_offset is None and self.offset_factor:
+            object.__setattr__(self, "elem_offset", Var(f"{self.name}_elem_offset", "int32"))
+
+    def is_compact(self) -> bool:
+        """True when the layout is the default one: row-major strides (or none) and offset 0."""
+        if self.elem_offset is not None:
+            return False
+        expected = 1
+        for stride, extent in zip(reversed(self.strides), reversed(self.shape)):
+            if not (isinstance(stride, IntImm) and stride.value == expected and isinstance(extent, IntImm)):
+                return False
+            expected *= extent.value
+        return True
 
     @property
     def ndim(self) -> int:

@@ -212,6 +212,20 @@ def log2(x: float) -> float:
     return -INF if x == 0 else NAN
 
 
+def log10(x: float) -> float:
+    if x > 0:
+        return math.log10(x)
+    return -INF if x == 0 else NAN
+
+
+def tan(x: float) -> float:
+    return math.tan(x) if math.isfinite(x) else NAN
+
+
+def trunc(x: float) -> float:
+    return float(math.trunc(x)) if math.isfinite(x) else x
+
+
 def sqrt(x: float) -> float:
     return math.sqrt(x) if x >= 0 else NAN
 
@@ -291,6 +305,12 @@ INTRINSIC_HELPERS = {
     "floor": "_floor",
     "ceil": "_ceil",
     "round": "_round",
+    "log10": "_log10",
+    "tan": "_tan",
+    "trunc": "_trunc",
+    "erf": "_erf",
+    "atan2": "_atan2",
+    "likely": "_likely",
     "pow": "_pow",
     "fma": "_fma",
 }
@@ -444,6 +464,12 @@ NAMESPACE = {
     "_floor": floor,
     "_ceil": ceil,
     "_round": round_half_away,
+    "_log10": log10,
+    "_tan": tan,
+    "_trunc": trunc,
+    "_erf": math.erf,
+    "_atan2": math.atan2,
+    "_likely": bool,
     "_pow": power,
     "_fma": fma,
     "_ck": check_index,

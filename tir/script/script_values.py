@@ -70,6 +70,7 @@ class _BufferDecl(_Marker):
     dtype: str
     scope: str
     param: Var | None = None
+    layout: tuple[tuple[str, Any], ...] = ()  # Buffer keywords: strides, elem_offset, ...
     usage = "assign it to a name: B = T.alloc_buffer(...)"
 
 
@@ -79,7 +80,38 @@ class _BufferSpec(_Marker):
     shape: tuple[PrimExpr, ...]
     dtype: str
     scope: str
+    layout: tuple[tuple[str, Any], ...] = ()
     usage = "T.Buffer(...) is the type of a parameter; in the body use T.alloc_buffer or T.decl_buffer"
+
+
+@dataclass(frozen=True)
+class _BufferMethod:
+    """``A.access_ptr``: a buffer's method, waiting for its call."""
+
+    buffer: Buffer
+    name: str
+
+
+@dataclass(frozen=True)
+class _ThreadEnv(_Marker):
+    """``T.env_thread(tag)``: names a thread variable that a later ``T.launch_thread`` launches."""
+
+    name: str
+    tag: str
+    usage = 'assign it to a name: tx = T.env_thread("threadIdx.x")'
+
+
+@dataclass(frozen=True)
+class _ThreadLaunch(_Marker):
+    """``T.launch_thread(tag_or_var, extent)``: a thread-bound loop over the statements it covers."""
+
+    name: str
+    tag: str
+    extent: PrimExpr
+    var: Var | None = None
+    usage = (
+        'tx = T.launch_thread("threadIdx.x", n), or with T.launch_thread(tx, n): for tx = T.env_thread(...)'
+    )
 
 
 @dataclass(frozen=True)
