@@ -71,9 +71,9 @@ T_FUNCTIONS: dict[str, str] = {
     "broadcast": "T.broadcast(value, lanes): TVM's other spelling of T.Broadcast",
     "reinterpret": 'T.reinterpret("int32", x): the bits of x read as another dtype of the same width',
     "call_extern": 'T.call_extern("float32", "name", *args): a call of an external C function',
-    "call_packed": 'T.call_packed("name", *args): a call through TVM\'s packed-function runtime (not buildable here)',
+    "call_packed": 'T.call_packed("name", *args): a call through TVM\'s packed-function runtime',
     "launch_thread": 'tx = T.launch_thread("threadIdx.x", n): the rest of the body runs on n threads',
-    "env_thread": 'tx = T.env_thread("threadIdx.x"): a thread variable for a later `with T.launch_thread(tx, n):`',
+    "env_thread": 'tx = T.env_thread("threadIdx.x"): a thread variable for `with T.launch_thread(tx, n):`',
 }
 # Scalar dtypes double as constructors: T.float32(0), T.int32(x) (a cast), n = T.int32().
 T_DTYPES = _dt.SCALAR_TYPES

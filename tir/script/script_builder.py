@@ -33,7 +33,6 @@ from .script_values import (
     _BlockFrame,
     _BufferDecl,
     _BufferSpec,
-    _ThreadLaunch,
     _Context,
     _describe,
     _Directive,
@@ -43,6 +42,7 @@ from .script_values import (
     _noop,
     _plural,
     _Scoped,
+    _ThreadLaunch,
     _TRef,
     _VarDecl,
 )

@@ -357,7 +357,7 @@ class ScriptCalls(ExpressionCalls):
             if tag is None:
                 raise self.error(
                     thread,
-                    f"T.launch_thread takes a thread tag or a variable from T.env_thread, not {_describe(value)}",
+                    f"T.launch_thread takes a thread tag or a T.env_thread variable, not {_describe(value)}",
                 )
             return _ThreadLaunch(call.name, tag, _as_index(size, value.dtype), value)
         return _ThreadLaunch(call.name, self._thread_tag(thread), _as_index(size, _index_dtype(size)))
