@@ -25,6 +25,7 @@ from tir.buffer import Buffer
 from tir.function import IRModule, PrimFunc
 
 from .annotations import check_annotations
+from .buffer_layouts import bind_buffer_layouts
 from .c_family import stored_buffers
 from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
@@ -87,6 +88,7 @@ def _build_function(
     name, func, target, printer_class, needs, dump, check_bounds
 ) -> tuple[list[str], CompiledFunction]:
     params = _param_specs(name, func)
+    func = bind_buffer_layouts(func, f"function {name}")
     check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
     flops = flop_count(func)

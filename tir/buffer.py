@@ -63,8 +63,10 @@ class Buffer:
 
     def is_compact(self) -> bool:
         """True when the layout is the default one: row-major strides (or none) and offset 0."""
-        if self.elem_offset is not None:
-            return False
+        return self.elem_offset is None and self.has_compact_strides()
+
+    def has_compact_strides(self) -> bool:
+        """True when the strides are none or the row-major ones of the shape."""
         expected = 1
         for stride, extent in zip(reversed(self.strides), reversed(self.shape)):
             if not (isinstance(stride, IntImm) and stride.value == expected and isinstance(extent, IntImm)):

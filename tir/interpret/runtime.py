@@ -285,6 +285,30 @@ def power(x: float, y: float) -> float:
         return NAN
 
 
+_STRUCT_CODES = {
+    "float16": "e",
+    "float32": "f",
+    "float64": "d",
+    "int8": "b",
+    "int16": "h",
+    "int32": "i",
+    "int64": "q",
+    "uint8": "B",
+    "uint16": "H",
+    "uint32": "I",
+    "uint64": "Q",
+}
+
+
+def reinterpret(value, from_dtype: str, to_dtype: str):
+    """``T.reinterpret``: the bits of a scalar of ``from_dtype`` read as ``to_dtype`` (same width)."""
+    if from_dtype not in _STRUCT_CODES or to_dtype not in _STRUCT_CODES:
+        raise IRError(f"the executor reinterprets scalar numbers only, not {from_dtype} as {to_dtype}")
+    if _dt.is_float(from_dtype):
+        value = float(value)
+    return struct.unpack(_STRUCT_CODES[to_dtype], struct.pack(_STRUCT_CODES[from_dtype], value))[0]
+
+
 def fma(a: float, b: float, c: float) -> float:
     return a * b + c
 
@@ -472,6 +496,7 @@ NAMESPACE = {
     "_likely": bool,
     "_pow": power,
     "_fma": fma,
+    "_reinterpret": reinterpret,
     "_ck": check_index,
     "_ramp": ramp,
     "_vload": vector_load,
