@@ -183,6 +183,11 @@ class Schedule(
             return key
         index = self.state.index
         node = index.loops.get(key) if isinstance(rv, LoopRV) else index.blocks.get(key[1])
+        if isinstance(rv, BlockRV) and index.name_counts.get(key[1], 0) > 1:
+            raise NotFoundError(
+                f"the handle refers to block {key[1]!r}, and the function now has "
+                f"{index.name_counts[key[1]]} blocks with the name: handles need unique block names"
+            )
         if node is None or (isinstance(rv, BlockRV) and key[0] != self.state.func_name):
             what = f"loop {key.name}" if isinstance(rv, LoopRV) else f"block {key[1]!r}"
             raise StaleHandleError(f"the handle refers to {what}, which no longer exists")

@@ -35,6 +35,8 @@ class StateIndex:
         self.loops: dict[Var, For] = {}
         self.blocks: dict[str, Block] = {}
         self.realizes: dict[str, BlockRealize] = {}
+        self.realize_of_block: dict[int, BlockRealize] = {}  # by the block's id: names may repeat
+        self.name_counts: dict[str, int] = {}  # TVM allows two blocks of one name; a handle is then ambiguous
         self.parent: dict[int, Stmt | None] = {}
         self._walk(func.body, None)
 
@@ -45,9 +47,11 @@ class StateIndex:
             self._walk(stmt.body, stmt)
         elif isinstance(stmt, BlockRealize):
             self.realizes[stmt.block.name] = stmt
+            self.realize_of_block[id(stmt.block)] = stmt
             self._walk(stmt.block, stmt)
         elif isinstance(stmt, Block):
             self.blocks[stmt.name] = stmt
+            self.name_counts[stmt.name] = self.name_counts.get(stmt.name, 0) + 1
             if stmt.init is not None:
                 self._walk(stmt.init, stmt)
             self._walk(stmt.body, stmt)
@@ -151,7 +155,7 @@ class ScheduleState:
     def loops_of(self, block: Block) -> list[For]:
         """The loops enclosing a block up to its parent block, outermost first."""
         loops = []
-        for anc in self.ancestors(self.index.realizes[block.name]):
+        for anc in self.ancestors(self.realize_of(block)):
             if isinstance(anc, Block):
                 break
             if isinstance(anc, For):
@@ -159,7 +163,7 @@ class ScheduleState:
         return loops[::-1]
 
     def realize_of(self, block: Block) -> BlockRealize:
-        return self.index.realizes[block.name]
+        return self.index.realize_of_block[id(block)]
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``... if a block, parameter or buffer already has it."""
