@@ -100,8 +100,8 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
         found = state.index.blocks.get(scope_block)
         if found is None:
             raise NotFoundError(
-                f"Cannot find a block with the name: {scope_block!r} in function {state.func_name!r} to look for output "
-                f"blocks in. Blocks: {', '.join(state.index.blocks)}."
+                f"Cannot find a block with the name: {scope_block!r} in function {state.func_name!r} "
+                f"to look for output blocks in. Blocks: {', '.join(state.index.blocks)}."
             )
         scope_block = found
     if not isinstance(scope_block, Block):
@@ -154,7 +154,7 @@ class GetMethods:
         >>> sch.get_block("D")
         Traceback (most recent call last):
         ...
-        schedule.errors.NotFoundError: ScheduleError in get_block: Cannot find a block with the name: 'D'... Blocks: C, B.
+        schedule.errors.NotFoundError: ScheduleError in get_block: Cannot find a block with the name: 'D'...
         <BLANKLINE>
         ...
         """
