@@ -435,11 +435,14 @@ class Range:
 
 
 class IterKind(Enum):
-    """How a block iterator is used: spatial ("S"), reduction ("R") or opaque ("O")."""
+    """How a block iterator is used: spatial ("S"), reduction ("R"), opaque ("O"), or scan
+    (TVM's ordered iterator, ``T.axis.scan``: steps depend on earlier ones; schedules treat it
+    like an opaque iterator)."""
 
     SPATIAL = "S"
     REDUCE = "R"
     OPAQUE = "O"
+    SCAN = "scan"
 
 
 @node

@@ -28,6 +28,7 @@ T_FUNCTIONS: dict[str, str] = {
     "axis.spatial": "vi = T.axis.spatial(dom, binding): a spatial block iterator",
     "axis.reduce": "vk = T.axis.reduce(dom, binding): a reduction block iterator",
     "axis.opaque": "v = T.axis.opaque(dom, binding): an iterator of unknown access pattern",
+    "axis.scan": "v = T.axis.scan(dom, binding): an iterator whose steps depend on earlier ones",
     "axis.S": "short for T.axis.spatial",
     "axis.R": "short for T.axis.reduce",
     "axis.O": "short for T.axis.opaque",

@@ -95,7 +95,12 @@ _INFIX = {
     Or: ("or", _OR),
 }
 _FUNCTION_OPS = {Min: "T.min", Max: "T.max", Mod: "T.truncmod"}
-_AXIS_KIND = {IterKind.SPATIAL: "spatial", IterKind.REDUCE: "reduce", IterKind.OPAQUE: "opaque"}
+_AXIS_KIND = {
+    IterKind.SPATIAL: "spatial",
+    IterKind.REDUCE: "reduce",
+    IterKind.OPAQUE: "opaque",
+    IterKind.SCAN: "scan",
+}
 _LOOP_FUNCTION = {
     ForKind.SERIAL: "T.serial",
     ForKind.PARALLEL: "T.parallel",
@@ -686,7 +691,11 @@ class _Printer:
         self.emit(f"{names} = T.axis.remap({_string(kinds)}, [{loop_vars}])")
 
     def _is_remap(self, iv: IterVar, value: PrimExpr) -> bool:
-        if iv.kind is IterKind.OPAQUE or not isinstance(value, Var) or value.dtype != iv.var.dtype:
+        if (
+            iv.kind in (IterKind.OPAQUE, IterKind.SCAN)
+            or not isinstance(value, Var)
+            or value.dtype != iv.var.dtype
+        ):
             return False
         loop = self._loops.get(value)
         return (

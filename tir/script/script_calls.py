@@ -138,6 +138,9 @@ class ScriptCalls(ExpressionCalls):
     def _t_axis_opaque(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
         return self._axis(call, IterKind.OPAQUE, dom, binding, dtype)
 
+    def _t_axis_scan(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
+        return self._axis(call, IterKind.SCAN, dom, binding, dtype)
+
     _t_axis_S, _t_axis_R, _t_axis_O = _t_axis_spatial, _t_axis_reduce, _t_axis_opaque
 
     def _axis(self, call: _Call, kind: IterKind, dom: Tree, binding: Tree, dtype: Tree | None) -> _AxisDecl:
