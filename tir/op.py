@@ -9,6 +9,7 @@ the real work.
 from __future__ import annotations
 
 import math
+import sys
 
 from . import dtype as _dt
 from .expr import (
@@ -370,3 +371,18 @@ def reinterpret(dtype: str, value) -> PrimExpr:
     if _dt.bits_of(dtype) * _dt.lanes_of(dtype) != _dt.bits_of(value.dtype) * _dt.lanes_of(value.dtype):
         raise TypeError(f"reinterpret needs dtypes of one width; {value.dtype} cannot be read as {dtype}")
     return value if dtype == value.dtype else Call(dtype, "reinterpret", (value,))
+
+
+def limit_value(dtype: str, largest: bool) -> PrimExpr:
+    """The largest (or lowest) finite value of a scalar dtype (``T.max_value``/``T.min_value``)."""
+    if _dt.lanes_of(dtype) != 1:
+        raise ValueError(f"T.max_value/T.min_value take a scalar dtype, got {dtype!r}")
+    if _dt.is_float(dtype):
+        value = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": sys.float_info.max}[dtype]
+        return FloatImm(value if largest else -value, dtype)
+    bits = _dt.bits_of(dtype)
+    if _dt.is_bool(dtype):
+        return IntImm(int(largest), dtype)
+    if _dt.is_uint(dtype):
+        return IntImm(2**bits - 1 if largest else 0, dtype)
+    return IntImm(2 ** (bits - 1) - 1 if largest else -(2 ** (bits - 1)), dtype)

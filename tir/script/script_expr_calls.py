@@ -18,7 +18,7 @@ from lark import Tree
 from .. import dtype as _dt
 from .. import op
 from ..expr import Broadcast, FloatImm, FloorDiv, FloorMod, Let, PrimExpr, Ramp, StringImm, Var, const
-from .script_values import _Call, _describe, _is_number, _limit, _same_dtype, _VarDecl
+from .script_values import _Call, _describe, _is_number, _same_dtype, _VarDecl
 
 
 class ExpressionCalls:
@@ -126,10 +126,10 @@ class ExpressionCalls:
         return op.logical_not(self._value(a))
 
     def _t_max_value(self, call: _Call, dtype: Tree) -> PrimExpr:
-        return _limit(self._dtype(dtype), largest=True)
+        return op.limit_value(self._dtype(dtype), largest=True)
 
     def _t_min_value(self, call: _Call, dtype: Tree) -> PrimExpr:
-        return _limit(self._dtype(dtype), largest=False)
+        return op.limit_value(self._dtype(dtype), largest=False)
 
     def _t_Ramp(self, call: _Call, base: Tree, stride: Tree, lanes: Tree) -> PrimExpr:
         start = self._prim(base)

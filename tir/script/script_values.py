@@ -10,7 +10,6 @@ script_buffer_access.py, script_calls.py, script_expr_calls.py and script_builde
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -271,21 +270,6 @@ def _extent(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
     from ..arith import Analyzer
 
     return Analyzer().simplify(difference)
-
-
-def _limit(dtype: str, largest: bool) -> PrimExpr:
-    """The largest (or lowest) finite value of a scalar dtype."""
-    if _dt.lanes_of(dtype) != 1:
-        raise ValueError(f"T.max_value/T.min_value take a scalar dtype, got {dtype!r}")
-    if _dt.is_float(dtype):
-        value = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": sys.float_info.max}[dtype]
-        return FloatImm(value if largest else -value, dtype)
-    bits = _dt.bits_of(dtype)
-    if _dt.is_bool(dtype):
-        return IntImm(int(largest), dtype)
-    if _dt.is_uint(dtype):
-        return IntImm(2**bits - 1 if largest else 0, dtype)
-    return IntImm(2 ** (bits - 1) - 1 if largest else -(2 ** (bits - 1)), dtype)
 
 
 def _same_dtype(a: Any, b: Any) -> tuple[PrimExpr, PrimExpr]:
