@@ -57,37 +57,55 @@ class NonPositiveFactorError(ScheduleError):
 class NotSingleInferFactorError(ScheduleError):
     """More than one split factor is None; only one can be inferred from the others."""
 
+    tvm_phrase = "Only one factor can be specified as -1 or none"
+
 
 class WrongFactorProductError(ScheduleError):
     """The split factors multiply to less than the loop's extent, so some iterations would be lost."""
+
+    tvm_phrase = "The product of factors is not larger than or equal to the extent of loop"
 
 
 class LoopNotStartingAtZeroError(ScheduleError):
     """The loop starts at a value other than 0 (``range(a, b)``); split and fuse need loops from 0."""
 
+    tvm_phrase = "The primitive only supports loop starting with 0"
+
 
 class AnnotatedLoopError(ScheduleError):
     """The loop has annotations that split or fuse would lose."""
+
+    tvm_phrase = "The primitive can't be applied because the loop has annotation or thread binding"
 
 
 class NotOnlyChildError(ScheduleError):
     """A loop to fuse has more in its body than the next loop to fuse."""
 
+    tvm_phrase = "The inner loop is not the only child of outer loop"
+
 
 class LoopsNotAChainError(ScheduleError):
     """The loops are not nested one in another along a single-branch path inside one block."""
+
+    tvm_phrase = "The loops are not in a chain"
 
 
 class DuplicateLoopError(ScheduleError):
     """The same loop is given twice."""
 
+    tvm_phrase = "Some loop appears in the input array for multiple times"
+
 
 class DependentLoopError(ScheduleError):
     """A loop's extent or start depends on a loop that the rewrite would put inside it, or merge with it."""
 
+    tvm_phrase = "is dependent on another loop"
+
 
 class OpaqueIterTypeError(ScheduleError):
     """A block under the loops has an opaque iterator, whose iterations may not be reordered."""
+
+    tvm_phrase = "have block iter type other than data-parallel or reduction"
 
 
 # ---------------------------------------------------------------- helpers
@@ -478,10 +496,11 @@ def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
 
 
 def _plain_factor(factor):
-    """Sampled handles and None stay; integer-like values (numpy ints, IntImm) become ints for the trace."""
-    if factor is None or isinstance(factor, (ExprRV, bool, int)) or not hasattr(factor, "__index__"):
+    """Sampled handles and None stay; integer-like values (numpy ints, IntImm) become ints for the trace;
+    -1 is TVM's spelling of None (the factor to infer)."""
+    if factor is None or isinstance(factor, (ExprRV, bool)) or not hasattr(factor, "__index__"):
         return factor
-    return int(factor)
+    return None if int(factor) == -1 else int(factor)
 
 
 class LoopTransformationMethods:

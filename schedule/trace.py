@@ -206,12 +206,16 @@ def _encode(value, names: dict[_RV, str]):
         return {"rv": names[value]}
     if isinstance(value, (list, tuple)):
         return [_encode(v, names) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: _encode(v, names) for k, v in value.items()}}  # {"rv": ...} is a handle
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot store {value!r} in a trace")
 
 
 def _decode(value, rvs: dict[str, _RV], number: int):
+    if isinstance(value, dict) and "dict" in value:
+        return {k: _decode(v, rvs, number) for k, v in value["dict"].items()}
     if isinstance(value, dict):
         name = value.get("rv")
         if name not in rvs:
@@ -227,6 +231,8 @@ def _python(value, names: dict[_RV, str]) -> str:
         return names[value]
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_python(v, names) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_python(v, names)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
@@ -237,4 +243,6 @@ def _map_rvs(value, rv_map: dict[_RV, Any], number: int):
         return rv_map[value]
     if isinstance(value, (list, tuple)):
         return [_map_rvs(v, rv_map, number) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_rvs(v, rv_map, number) for k, v in value.items()}
     return value

@@ -97,3 +97,23 @@ def test_a_scan_loop_is_not_parallelized_but_splits():
     a, b = np.random.default_rng(5).random(16).astype("float32"), np.zeros(16, "float32")
     tir.interpret(sch.mod, a, b)
     np.testing.assert_allclose(b, np.cumsum(a), rtol=1e-5)
+
+
+def test_split_takes_minus_one_for_the_inferred_factor_and_quotes_tvm():
+    sch = Schedule(running_sum)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    outer, inner = sch.split(i, [-1, 4])
+    assert [int(sch.get(loop).extent) for loop in (outer, inner)] == [4, 4]
+    sch = Schedule(running_sum)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    assert_fails_unchanged(
+        sch, ScheduleError, "Only one factor can be specified as -1 or none", sch.split, i, [-1, None]
+    )
+    assert_fails_unchanged(
+        sch,
+        ScheduleError,
+        "The product of factors is not larger than or equal to the extent of loop",
+        sch.split,
+        i,
+        [2, 4],
+    )
