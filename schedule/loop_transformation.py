@@ -41,7 +41,7 @@ from tir import dtype as _dt
 from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 
-from .analysis import check_constant_extent, check_serial, realizes_under
+from .analysis import check_serial, realizes_under
 from .block_properties import check_affine_binding
 from .errors import ArgumentError, ScheduleError
 from .instruction import ExprRV, LoopRV, primitive
@@ -239,8 +239,9 @@ class _LoopVarRewriter(Mutator):
 # ---------------------------------------------------------------- split
 
 
-def _check_factors(loop: For, factors, extent: int) -> list[int]:
-    """The factors as ints, the one None (if any) inferred as ceil(extent / product of the others)."""
+def _check_factors(loop: For, factors, extent: int | None) -> list[int | None]:
+    """The factors as ints, the one None (if any) inferred as ceil(extent / product of the others);
+    for a symbolic extent (``extent`` None) the None stays, to become an expression of the extent."""
     name = loop.loop_var.name
     if not isinstance(factors, (list, tuple)) or not factors:
         raise ArgumentError(
@@ -248,6 +249,7 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
             f"got {factors!r}",
             loop,
         )
+    factors = [None if f == -1 and isinstance(f, int) and not isinstance(f, bool) else f for f in factors]
     inferred = [position for position, f in enumerate(factors) if f is None]
     if len(inferred) > 1:
         raise NotSingleInferFactorError(
@@ -271,6 +273,8 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
                 loop,
             )
     known = prod(f for f in factors if f is not None)
+    if extent is None:
+        return list(factors)
     if inferred:
         return [-(-extent // known) if f is None else f for f in factors]
     if known < extent:
@@ -283,6 +287,15 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
     return list(factors)
 
 
+def _split_extents(
+    analyzer: Analyzer, extent: PrimExpr, sizes: list[int | None], dtype: str
+) -> list[PrimExpr]:
+    """The new loops' extents; the factor left as None (a symbolic extent) is ceil(extent / the others)."""
+    known = prod(size for size in sizes if size is not None)
+    inferred = analyzer.simplify(op.floordiv(op.add(op.cast(dtype, extent), known - 1), known))
+    return [inferred if size is None else IntImm(size, dtype) for size in sizes]
+
+
 @primitive()
 def split(
     state: ScheduleState,
@@ -292,26 +305,31 @@ def split(
     disable_predication: bool = False,
 ) -> list[For]:
     _check_plain(loop, "split")
-    extent = check_constant_extent(loop, "split")
-    sizes = _check_factors(loop, factors, extent)
+    symbolic = not isinstance(loop.extent, IntImm)
+    sizes = _check_factors(loop, factors, None if symbolic else loop.extent.value)
 
     old_var = loop.loop_var
     dtype = old_var.dtype
     new_vars = [Var(f"{old_var.name}_{position}", dtype) for position in range(len(sizes))]
     analyzer = _outer_analyzer(state, loop, preserve_unit_iters)
+    extents = _split_extents(analyzer, loop.extent, sizes, dtype)
     fused: PrimExpr = IntImm(0, dtype)
-    for var, size in zip(new_vars, sizes):
-        _bind_loop(analyzer, var, IntImm(0, dtype), IntImm(size, dtype), preserve_unit_iters)
+    for var, size in zip(new_vars, extents):
+        _bind_loop(analyzer, var, IntImm(0, dtype), size, preserve_unit_iters)
         fused = fused * size + var
     fused = analyzer.simplify(fused)
-    # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent.
-    predicate = None if prod(sizes) == extent or disable_predication else op.lt(fused, IntImm(extent, dtype))
+    # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent
+    # (for a symbolic extent, when the analyzer proves the guard, as TVM).
+    exact = not symbolic and prod(sizes) == loop.extent.value
+    guard = op.lt(fused, op.cast(dtype, loop.extent))
+    needed = not (exact or disable_predication or (symbolic and analyzer.can_prove(guard)))
+    predicate = guard if needed else None
 
     unit_vars = {var for var, size in zip(new_vars, sizes) if size == 1}
     rewriter = _LoopVarRewriter({old_var: fused}, analyzer, preserve_unit_iters, unit_vars, predicate)
     body = rewriter.visit(loop.body)
-    for var, size in reversed(list(zip(new_vars, sizes))):
-        body = For(var, IntImm(0, dtype), IntImm(size, dtype), ForKind.SERIAL, body)
+    for var, size in reversed(list(zip(new_vars, extents))):
+        body = For(var, IntImm(0, dtype), size, ForKind.SERIAL, body)
     state.replace({loop: body})
     return [state.index.loops[var] for var in new_vars]
 
