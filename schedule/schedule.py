@@ -113,6 +113,18 @@ class Schedule(
         """The node or value behind a handle: a For, a Block, or an int."""
         return self._resolve(rv)
 
+    def get_sref(self, rv_or_stmt):
+        """TVM's ``get_sref``: the StmtSRef (``.stmt``, ``.parent``) of a handle's loop or block, or of
+        a For/Block of the current function; it follows its node across later primitives.
+
+        >>> sch = Schedule(MyModule)                               # doctest: +SKIP
+        >>> sref = sch.get_sref(sch.get_block("C"))                # doctest: +SKIP
+        >>> sref.stmt.name, type(sref.parent.stmt).__name__        # doctest: +SKIP
+        ('C', 'For')
+        """
+        node = self._resolve(rv_or_stmt) if isinstance(rv_or_stmt, (BlockRV, LoopRV)) else rv_or_stmt
+        return self.state.get_sref(node)
+
     # ------------------------------------------------------------ queries (nothing recorded)
 
     def find_block(self, name: str) -> Block | None:

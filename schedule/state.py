@@ -127,8 +127,17 @@ class ScheduleState:
     def set_func(self, func: PrimFunc) -> None:
         self.mod = self.mod.with_function(self.func_name, func)
 
-    def replace(self, mapping: dict[Stmt, Stmt | None]) -> None:
-        """Replace statements of the current function (None removes a statement from a sequence)."""
+    def replace(self, mapping, tgt_stmt: Stmt | None = None, block_sref_reuse=None) -> None:
+        """Replace statements of the current function (None removes a statement from a sequence).
+
+        ``mapping`` is ``{old: new}``, or TVM's form ``replace(src_sref, tgt_stmt)`` with a
+        StmtSRef (schedule/sref.py); srefs follow their loop variable or block name, so TVM's
+        ``block_sref_reuse`` is implied and ignored.
+        """
+        from .sref import StmtSRef  # sref.py builds on this module
+
+        if isinstance(mapping, StmtSRef):
+            mapping = {mapping.stmt: tgt_stmt}
         func = self.func
         parents = self.index.parent
         on_path: set[int] = set()
@@ -139,6 +148,18 @@ class ScheduleState:
                 parent = parents.get(id(parent))
         body = _Replacer({id(k): v for k, v in mapping.items()}, on_path).visit(func.body)
         self.set_func(dc_replace(func, body=body))
+
+    def get_sref(self, stmt: Stmt):
+        """TVM's ``state.get_sref``: the StmtSRef of a loop or block (schedule/sref.py)."""
+        from .sref import sref_of
+
+        return sref_of(self, stmt)
+
+    def get_block_scope(self, block_sref):
+        """TVM's ``state.get_block_scope``: the dependencies among the blocks under a scope block."""
+        from .sref import block_scope
+
+        return block_scope(self, block_sref)
 
     def parent(self, stmt: Stmt) -> Stmt | None:
         return self.index.parent.get(id(stmt))

@@ -23,23 +23,64 @@ from typing import Any
 
 from .errors import ScheduleError
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV
+from .tvm_trace import InstructionKind
+from .tvm_trace import arguments as tvm_arguments
 
 TRACE_VERSION = 1
 _RV_TYPES = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Instruction:
+    """One applied primitive. Also made TVM's way: ``Instruction(InstructionKind.get("Split"),
+    inputs=[loop, None, 16], attrs=[True, False], outputs=[l0, l1])`` (schedule/tvm_trace.py)."""
+
     kind: str
     args: dict[str, Any]
     outputs: tuple[_RV, ...]
     decision: Any = None
     outputs_is_list: bool = False
 
+    def __init__(
+        self,
+        kind: str | InstructionKind,
+        args: dict[str, Any] | None = None,
+        outputs=(),
+        decision: Any = None,
+        outputs_is_list: bool = False,
+        *,
+        inputs: list | None = None,
+        attrs: list | None = None,
+    ):
+        if isinstance(kind, InstructionKind) or inputs is not None or attrs is not None:
+            name = kind.name if isinstance(kind, InstructionKind) else InstructionKind.get(kind).name
+            args, outputs_is_list = tvm_arguments(name, list(inputs or []), list(attrs or []))
+            kind = name
+        for key, value in (
+            ("kind", kind),
+            ("args", dict(args or {})),
+            ("outputs", tuple(outputs)),
+            ("decision", decision),
+            ("outputs_is_list", outputs_is_list),
+        ):
+            object.__setattr__(self, key, value)
 
-@dataclass
+    def __hash__(self) -> int:  # by identity, so TVM's decisions {instruction: value} work
+        return id(self)
+
+
+@dataclass(init=False)
 class Trace:
+    """The instructions a schedule applied. ``Trace(insts, decisions)`` also takes TVM's
+    ``decisions`` (instruction -> decision); the ``decisions`` property is ours (index -> decision)."""
+
     insts: list[Instruction] = field(default_factory=list)
+
+    def __init__(self, insts: list[Instruction] | None = None, decisions: dict | None = None):
+        decided = decisions or {}
+        self.insts = [
+            replace(inst, decision=decided[inst]) if inst in decided else inst for inst in insts or []
+        ]
 
     def append(self, inst: Instruction) -> None:
         self.insts.append(inst)
