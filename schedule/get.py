@@ -51,7 +51,7 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
             "block, so get_block needs names that are unique (TVM allows repeats but cannot pick one "
             "either): rename the blocks in the script"
         )
-    if block is None or name == "root":
+    if block is None:
         names = [n for n in index.blocks if n != "root"]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else f" Blocks: {', '.join(names)}." if names else ""

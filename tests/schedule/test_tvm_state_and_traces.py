@@ -111,3 +111,10 @@ def test_instruction_kinds_use_tvms_names():
     assert InstructionKind.get("ReverseComputeAt").name == "reverse_compute_at"
     with pytest.raises(ValueError, match="no instruction kind 'Splitt'"):
         InstructionKind.get("Splitt")
+
+
+def test_the_root_block_has_a_handle_as_in_tvm():
+    sch = Schedule(two_stages)
+    root = sch.get_block("root")
+    assert [sch.get(b).name for b in sch.get_child_blocks(root)] == ["B", "C"]
+    assert sch.get_sref(root).parent is None
