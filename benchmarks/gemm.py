@@ -141,13 +141,20 @@ def main() -> None:
     for n in sizes:
         rows, anchors = run(args.target, n)
         summary.append((n, rows, anchors))
+    print_ratios(summary)
+
+
+def print_ratios(
+    summary: list[tuple[int, list[tuple[str, float]], dict[str, float]]], width: int = 24
+) -> None:
+    """The closing table: for each size and kernel, anchor seconds over ours (higher is better)."""
     print("\nratios (ours / anchor, higher is better):")
     for n, rows, anchors in summary:
         for name, seconds in rows:
             ratios = ", ".join(
                 f"{seconds_a / seconds:.2f}x {anchor}" for anchor, seconds_a in anchors.items()
             )
-            print(f"  {n}^3 {name:<24} {ratios}")
+            print(f"  {n}^3 {name:<{width}} {ratios}")
 
 
 if __name__ == "__main__":

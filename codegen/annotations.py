@@ -1,7 +1,7 @@
 """The loop and block annotations the lowering acts on; any other one is a BuildError, never dropped.
 
 ``sch.annotate`` accepts any key (as TVM's does), so a typo or an annotation whose
-lowering does not exist yet (``software_pipeline_stage``) would otherwise build as
+lowering does not exist yet (``pragma_unroll_explicit``) would otherwise build as
 if it were not there. ``check_annotations`` runs at the start of every build and
 names the loop or block, the key, what the lowering understands, and the closest
 known key. The table below is the one place that lists them; a pass that starts
@@ -15,6 +15,7 @@ import difflib
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import Block, For
+from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 from tir.transform.unroll_loop import AUTO_UNROLL_KEY, PRAGMA_UNROLL_KEY
 
 from .errors import BuildError
@@ -22,6 +23,9 @@ from .errors import BuildError
 LOOP_ANNOTATIONS = {
     AUTO_UNROLL_KEY: "unroll_loop unrolls the loop nest's bodies up to this many statements",
     PRAGMA_UNROLL_KEY: "the printers put `#pragma unroll` on the loop",
+    STAGE_KEY: "inject_software_pipeline pipelines the loop's statements by stage (GPU; C checks it)",
+    ORDER_KEY: "inject_software_pipeline orders the statements of one pipeline iteration",
+    ASYNC_STAGES_KEY: "these stages copy with cp.async where the target has it (CUDA sm_80+)",
 }
 BLOCK_ANNOTATIONS = {
     AUTO_UNROLL_KEY: "lower_opaque_block puts it on the outermost loops inside the block, as TVM",
@@ -29,9 +33,6 @@ BLOCK_ANNOTATIONS = {
 
 # Keys from TVM that we know and do not lower yet, with what to do instead.
 NOT_YET = {
-    "software_pipeline_stage": "software pipelining is not implemented yet",
-    "software_pipeline_order": "software pipelining is not implemented yet",
-    "software_pipeline_async_stages": "software pipelining is not implemented yet",
     "buffer_dim_align": "storage_align is recorded, but the lowering does not pad buffers yet",
     "pragma_unroll_explicit": "unrolling inside pragma_auto_unroll_max_step is always explicit here",
 }

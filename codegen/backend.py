@@ -46,7 +46,8 @@ class Backend:
     A runtime module may define ``unavailable_reason(target)``: why it cannot run
     here, found without importing CuPy or PyObjC (``unavailable_reason`` below).
     ``warp_reductions``: the target reduces a whole warp in one operation (Metal's
-    ``simd_sum``), used by cross-thread reductions.
+    ``simd_sum``), used by cross-thread reductions. ``async_copy_arch``: the first
+    architecture number (``sm_80`` -> 80) with asynchronous global-to-shared copies, or None.
     """
 
     kind: str
@@ -61,6 +62,7 @@ class Backend:
     shared_word: str = "shared"
     exporter: str = ""
     warp_reductions: bool = False
+    async_copy_arch: int | None = None
 
     @property
     def devices(self) -> tuple[str, ...]:

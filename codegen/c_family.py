@@ -57,6 +57,7 @@ from tir.expr import (
 )
 from tir.functor import post_order_visit
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from tir.transform.inject_software_pipeline import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT
 from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
 
 from .errors import BuildError
@@ -323,7 +324,14 @@ class CFamilyPrinter:
             if self.barrier:
                 self.emit(self.barrier)
             return
+        if isinstance(value, Call) and value.op in (ASYNC_COMMIT, ASYNC_WAIT):
+            self.async_group(value)
+            return
         self.emit(f"{self.expr(value).text};")
+
+    def async_group(self, node: Call) -> None:
+        """Commit or wait for a group of asynchronous copies; dialects without them copy
+        synchronously (an async copy prints as its load), so there is nothing to wait for."""
 
     def stmt_BufferStore(self, store: BufferStore) -> None:
         lanes = _dt.lanes_of(store.value.dtype)
@@ -419,8 +427,8 @@ class CFamilyPrinter:
         text = repr(float(value))
         if node.dtype == "float32":
             text += "f"
-        elif node.dtype == "float16":
-            return Code(f"({self.types['float16']}){text}f", UNARY)
+        elif node.dtype in ("float16", "bfloat16"):
+            return Code(f"({self.types[node.dtype]}){text}f", UNARY)
         return Code(text, UNARY if value < 0 else ATOM)
 
     def expr_StringImm(self, node: StringImm) -> Code:
@@ -444,7 +452,7 @@ class CFamilyPrinter:
 
     def expr_Mod(self, node: Mod) -> Code:
         if _dt.is_float(node.dtype):
-            return self.call(self.math_name("fmod", node.dtype), [node.a, node.b])
+            return self.math_call("fmod", node.dtype, [node.a, node.b])
         return self.binary(node, "%", MUL)
 
     def non_negative(self, *exprs: PrimExpr) -> bool:
@@ -452,7 +460,7 @@ class CFamilyPrinter:
 
     def expr_FloorDiv(self, node: FloorDiv) -> Code:
         if _dt.is_float(node.dtype):
-            return self.call(self.math_name("floor", node.dtype), [Div(node.a, node.b)])
+            return self.math_call("floor", node.dtype, [Div(node.a, node.b)])
         if self.non_negative(node.a, node.b):
             return self.binary(node, "/", MUL)
         return self.helper_call("floordiv", node)
@@ -479,7 +487,7 @@ class CFamilyPrinter:
 
     def min_max(self, which: str, node) -> Code:
         if _dt.is_float(node.dtype):
-            return self.call(self.math_name(f"f{which}", node.dtype), [node.a, node.b])
+            return self.math_call(f"f{which}", node.dtype, [node.a, node.b])
         return self.call(which, [node.a, node.b])
 
     def expr_LT(self, node):
@@ -558,6 +566,8 @@ class CFamilyPrinter:
             return self.call(function.value, args)
         if node.op in _op.OPAQUE_CALLS:
             return self.opaque_call(node)
+        if node.op == ASYNC_COPY:
+            return self.expr(node.args[0])
         if node.op == "sigmoid":
             (x,) = node.args
             one = const(1.0, node.dtype)
@@ -567,7 +577,7 @@ class CFamilyPrinter:
             return self.expr(_op.div(const(1.0, node.dtype), Call(node.dtype, "sqrt", node.args)))
         if node.op == "fabs" and not _dt.is_float(node.dtype):
             return self.call("abs", list(node.args))
-        return self.call(self.math_name(node.op, node.dtype), list(node.args))
+        return self.math_call(node.op, node.dtype, list(node.args))
 
     has_rsqrt = False
 
@@ -595,6 +605,10 @@ class CFamilyPrinter:
         raise BuildError(
             f"{node.op} (a cross-thread reduction) has no spelling on target {self.target.kind!r}"
         )
+
+    def math_call(self, op: str, dtype: str, args: list[PrimExpr]) -> Code:
+        """A call of the math function ``op`` on ``args`` of ``dtype``, spelled by ``math_name``."""
+        return self.call(self.math_name(op, dtype), args)
 
     def math_name(self, op: str, dtype: str) -> str:
         """C spelling: ``expf`` for float32, ``exp`` for float64; Metal overrides (``exp`` for all)."""

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tir.bfloat16 import bfloat16_argument
+
 from .checks import new_state, raise_if_failed
 from .errors import LaunchError
 from .program import CompiledFunction
@@ -60,15 +62,17 @@ class Function:
         self.spec = spec
 
     def __call__(self, *arrays) -> None:
-        arrays = self.module.adopt(arrays)
+        arrays, write_backs = bfloat16_arguments(self.spec, self.module.adopt(arrays))
         check_arguments(self.spec, arrays)
         arrays = self.spec.with_shapes(arrays)
         if not self.spec.checks:
             self.module.loaded.run(self.spec.name, arrays)
-            return
-        state = new_state(self.spec)
-        self.module.loaded.run(self.spec.name, (*arrays, state))
-        raise_if_failed(self.spec, state)
+        else:
+            state = new_state(self.spec)
+            self.module.loaded.run(self.spec.name, (*arrays, state))
+            raise_if_failed(self.spec, state)
+        for write_back in write_backs:
+            write_back()
 
     def __repr__(self) -> str:
         params = ", ".join(f"{p.name}: {p.dtype}{list(p.shape)}" for p in self.spec.arguments)
@@ -127,7 +131,7 @@ class Module:
         self._check_timings()
 
         def evaluate(*arrays) -> TimingResult:
-            arrays = self.adopt(arrays)
+            arrays, _ = bfloat16_arguments(spec, self.adopt(arrays))
             check_arguments(spec, arrays)
             return time_calls(
                 lambda n, r: self._time(spec, arrays, n, r),
@@ -148,7 +152,7 @@ class Module:
         """
         spec = self[name].spec
         self._check_timings()
-        arrays = self.adopt(arrays)
+        arrays, _ = bfloat16_arguments(spec, self.adopt(arrays))
         check_arguments(spec, arrays)
         grow_to_ms = min_repeat_seconds * 1e3 if number is None else 0
         timing = self.time_evaluator(name, number or 1, repeat, grow_to_ms)(*arrays)
@@ -216,6 +220,22 @@ def adopt_dlpack(array, module: Module) -> object:
 
 # DLPack's device types (dlpack.h: kDLCPU, kDLCUDAHost).
 DLPACK_CPU, DLPACK_CUDA_HOST = 1, 3
+
+
+def bfloat16_arguments(spec: CompiledFunction, arrays: Sequence) -> tuple[tuple, list[Callable[[], None]]]:
+    """The arguments with each numpy array for a bfloat16 parameter as the uint16 bits the kernel reads,
+    and the copies back into float32 arrays to make after the call (only for parameters it writes)."""
+    converted, write_backs = list(arrays), []
+    for position, (param, array) in enumerate(zip(spec.arguments, arrays)):
+        if param.dtype != "bfloat16" or param.scalar or not isinstance(array, np.ndarray):
+            continue
+        try:
+            converted[position], write_back = bfloat16_argument(array)
+        except TypeError as error:
+            raise ValueError(f"{spec.name}: argument {position} ({param.name}): {error}") from None
+        if write_back is not None and param.written:
+            write_backs.append(write_back)
+    return tuple(converted), write_backs
 
 
 def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:

@@ -11,6 +11,8 @@ GPU (CUDA, Metal)::
     bind_default_threads       unbound loop nests get blockIdx.x/threadIdx.x (or one thread)
     plan_buffer_allocation     shared buffers above the threadIdx loops, local ones inside
     compact_buffer_allocation  each cache shrinks to the region one thread block touches
+    inject_software_pipeline   software_pipeline_* loops: multi-versioned buffers, prologue, steady
+                               loop, epilogue; async stages copy with cp.async (CUDA sm_80+)
     inject_thread_sync         barriers between shared-memory writers and readers
     unify_thread_binding       one variable per thread tag per kernel, extents checked
     lower_init_block ... simplify   tir.transform.lower: blocks gone, buffers flat
@@ -21,7 +23,8 @@ GPU (CUDA, Metal)::
                                #pragma unroll on small serial nests (registers for local arrays)
     simplify                   fold what unrolling exposed
 
-C: the same without the GPU-only passes: thread-bound loops stay separate loops that
+C: the same without the GPU-only passes (remove_software_pipeline checks the pipeline
+annotations and keeps the plain loop): thread-bound loops stay separate loops that
 run serially (so barriers are never needed, and a reduction bound to threadIdx is a
 plain loop), blockIdx and parallel loops become OpenMP loops in the printer.
 
@@ -46,6 +49,7 @@ from tir.function import PrimFunc
 from tir.transform import LOWERING_PASSES, simplify
 from tir.transform.bind_default_threads import bind_default_threads
 from tir.transform.compact_buffer_allocation import compact_buffer_allocation
+from tir.transform.inject_software_pipeline import inject_software_pipeline, remove_software_pipeline
 from tir.transform.inject_thread_sync import inject_thread_sync
 from tir.transform.insert_runtime_checks import insert_runtime_checks
 from tir.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
@@ -82,6 +86,7 @@ def gpu_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pa
         ("bind_default_threads", lambda f: bind_default_threads(f, min(256, target.max_threads_per_group))),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
+        ("inject_software_pipeline", lambda f: inject_software_pipeline(f, target.has_async_copy)),
         ("inject_thread_sync", inject_thread_sync),
         ("unify_thread_binding", unify_thread_binding),
         *_lowering_passes(check_bounds),
@@ -98,6 +103,7 @@ def c_passes(target: Target, check_bounds: bool = False) -> list[tuple[str, Pass
         ("verify_access_bounds", verify_access_bounds),
         ("plan_buffer_allocation", plan_buffer_allocation),
         ("compact_buffer_allocation", compact_buffer_allocation),
+        ("remove_software_pipeline", remove_software_pipeline),
         *_lowering_passes(check_bounds),
         ("vectorize_loop", lambda f: vectorize_loop(f, target.vector_bytes)),
         ("unroll_loop", unroll_loop),

@@ -40,7 +40,8 @@ class BufferSpec:
 
     @property
     def numpy_dtype(self) -> str:
-        return "bool" if self.dtype == "bool" else self.dtype
+        """The host array's dtype: the buffer's own, except bfloat16, which numpy holds as uint16 bits."""
+        return "uint16" if self.dtype == "bfloat16" else self.dtype
 
 
 @dataclass(frozen=True)

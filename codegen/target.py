@@ -60,6 +60,14 @@ class Target:
         return "-fast-math" in self.options
 
     @property
+    def has_async_copy(self) -> bool:
+        """Whether kernels can copy global to shared memory asynchronously (the backend's
+        ``async_copy_arch``: CUDA's cp.async from sm_80), used by software pipelines."""
+        first = self.backend.async_copy_arch
+        digits = "".join(c for c in self.arch.partition("_")[2] if c.isdigit())
+        return first is not None and digits != "" and int(digits) >= first
+
+    @property
     def is_gpu(self) -> bool:
         """Whether functions become kernel launches (the backend record says)."""
         return self.backend.is_gpu

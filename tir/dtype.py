@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-FLOAT_TYPES = ("float16", "float32", "float64")
+FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
 INT_TYPES = ("int8", "int16", "int32", "int64")
 UINT_TYPES = ("uint8", "uint16", "uint32", "uint64")
 SCALAR_TYPES = FLOAT_TYPES + INT_TYPES + UINT_TYPES + ("bool",)
@@ -80,7 +80,7 @@ def bits_of(dtype: str) -> int:
         return 8
     if base == "handle":
         return 64
-    return int(base.lstrip("floatuin"))
+    return int(base.lstrip("bfloatuin"))
 
 
 def bytes_of(dtype: str) -> int:

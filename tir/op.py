@@ -378,7 +378,12 @@ def limit_value(dtype: str, largest: bool) -> PrimExpr:
     if _dt.lanes_of(dtype) != 1:
         raise ValueError(f"T.max_value/T.min_value take a scalar dtype, got {dtype!r}")
     if _dt.is_float(dtype):
-        value = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": sys.float_info.max}[dtype]
+        value = {
+            "float16": 65504.0,
+            "bfloat16": 3.3895313892515355e38,
+            "float32": 3.4028234663852886e38,
+            "float64": sys.float_info.max,
+        }[dtype]
         return FloatImm(value if largest else -value, dtype)
     bits = _dt.bits_of(dtype)
     if _dt.is_bool(dtype):

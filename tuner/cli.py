@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument(
         "--dtype",
         default="float32",
-        help="element type of a built-in workload (default float32; e.g. float16)",
+        help="element type of a built-in workload (default float32; float16, bfloat16)",
     )
     tune.add_argument("--func", default=None, help="function of a script or module to tune (default: main)")
     tune.add_argument("--target", default=None, help="c (default, or the task file's), cuda or metal")
@@ -271,7 +271,7 @@ def _workload(args):
         return IRModule.from_func(mod[func]), f"{Path(args.workload).stem}.{func}", None
     mod = workloads.make(args.workload, args.shape, args.dtype)
     shape = ",".join(str(v) for v in workloads.get_workload(args.workload).sizes(args.shape).values())
-    return mod, f"{args.workload}[{shape}]", workloads.reference_for(args.workload, args.shape)
+    return mod, f"{args.workload}[{shape}]", workloads.reference_for(args.workload, args.shape, args.dtype)
 
 
 def load_script(path: Path) -> IRModule:

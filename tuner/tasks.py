@@ -119,7 +119,7 @@ def _task(path: Path, number: int, entry, load_script) -> TaskSpec:
         sizes = workloads.get_workload(name).sizes(shape)
     except workloads.WorkloadError as error:
         raise TaskFileError(f"{where}: {error}") from None
-    reference = workloads.reference_for(name, shape)
+    reference = workloads.reference_for(name, shape, entry.get("dtype", "float32"))
     return TaskSpec(f"{name}[{','.join(map(str, sizes.values()))}]", mod, reference, float(weight))
 
 

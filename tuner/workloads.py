@@ -21,8 +21,14 @@ import numpy as np
 
 import tir
 from tir import IRModule
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 
-DTYPES = ("float32", "float16")
+DTYPES = ("float32", "float16", "bfloat16")
+# bfloat16 keeps 8 significant bits, so a long sum in it stops growing (1024 + 1 rounds back to
+# 1024): these reductions read bfloat16 and accumulate and write float32, as tensor cores and
+# cuBLAS do. The other workloads offered in bfloat16 keep it throughout.
+BFLOAT16_FLOAT32_OUTPUT = ("matmul", "batch_matmul", "conv2d_nhwc", "depthwise_conv2d")
+BFLOAT16_WORKLOADS = (*BFLOAT16_FLOAT32_OUTPUT, "elementwise_chain", "window_sum")
 
 Reference = Callable[..., list[np.ndarray]]
 
@@ -34,9 +40,26 @@ class WorkloadError(ValueError):
 # ---------------------------------------------------------------- argument checks
 
 
-def _check_dtype(dtype: str) -> None:
+def _check_dtype(dtype: str, workload: str) -> None:
     if dtype not in DTYPES:
         raise WorkloadError(f"workload dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+    if dtype == "bfloat16" and workload not in BFLOAT16_WORKLOADS:
+        raise WorkloadError(
+            f"{workload} is not offered in bfloat16 (its sums and divisions lose too much in 8 bits); "
+            f"bfloat16 workloads: {', '.join(BFLOAT16_WORKLOADS)}; use float16 or float32"
+        )
+
+
+def _output_dtype(dtype: str) -> str:
+    """The output and accumulator dtype of a reduction workload over ``dtype`` inputs."""
+    return "float32" if dtype == "bfloat16" else dtype
+
+
+def _product(a: str, b: str, dtype: str) -> str:
+    """``a * b`` as the reduction adds it: widened to float32 first for bfloat16 inputs."""
+    if dtype == "bfloat16":
+        return f'T.Cast("float32", {a}) * T.Cast("float32", {b})'
+    return f"{a} * {b}"
 
 
 def _check_sizes(workload: str, minimum: int = 1, **sizes: int) -> None:
@@ -87,15 +110,16 @@ def _script(params: Sequence[str], body: str) -> str:
 def matmul(M: int, N: int, K: int, dtype: str = "float32") -> IRModule:
     """C[M, N] = A[M, K] @ B[K, N], one reduction block "C" with ``T.init`` (the seed notebook's)."""
     _check_sizes("matmul", M=M, N=N, K=K)
-    _check_dtype(dtype)
-    params = [_buffer("A", (M, K), dtype), _buffer("B", (K, N), dtype), _buffer("C", (M, N), dtype)]
+    _check_dtype(dtype, "matmul")
+    out = _output_dtype(dtype)
+    params = [_buffer("A", (M, K), dtype), _buffer("B", (K, N), dtype), _buffer("C", (M, N), out)]
     body = f"""\
         for i, j, k in T.grid({M}, {N}, {K}):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                 with T.init():
-                    C[vi, vj] = T.{dtype}(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+                    C[vi, vj] = T.{out}(0)
+                C[vi, vj] = C[vi, vj] + {_product("A[vi, vk]", "B[vk, vj]", dtype)}
 """
     return _module(_script(params, body))
 
@@ -103,19 +127,20 @@ def matmul(M: int, N: int, K: int, dtype: str = "float32") -> IRModule:
 def batch_matmul(B: int, M: int, N: int, K: int, dtype: str = "float32") -> IRModule:
     """C[b, M, N] = A[b, M, K] @ B[b, K, N] for each of B batches, one reduction block "C"."""
     _check_sizes("batch_matmul", B=B, M=M, N=N, K=K)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "batch_matmul")
+    out = _output_dtype(dtype)
     params = [
         _buffer("A", (B, M, K), dtype),
         _buffer("B", (B, K, N), dtype),
-        _buffer("C", (B, M, N), dtype),
+        _buffer("C", (B, M, N), out),
     ]
     body = f"""\
         for b, i, j, k in T.grid({B}, {M}, {N}, {K}):
             with T.block("C"):
                 vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
                 with T.init():
-                    C[vb, vi, vj] = T.{dtype}(0)
-                C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+                    C[vb, vi, vj] = T.{out}(0)
+                C[vb, vi, vj] = C[vb, vi, vj] + {_product("A[vb, vi, vk]", "B[vb, vk, vj]", dtype)}
 """
     return _module(_script(params, body))
 
@@ -163,23 +188,25 @@ def conv2d_nhwc(
     name = "conv2d_nhwc"
     _check_sizes(name, N=N, H=H, W=W, CI=CI, CO=CO, KH=KH, KW=KW, stride=stride)
     _check_sizes(name, minimum=0, padding=padding)
-    _check_dtype(dtype)
+    _check_dtype(dtype, name)
+    out = _output_dtype(dtype)
     OH = _conv_output_size(name, H, KH, stride, padding, "H")
     OW = _conv_output_size(name, W, KW, stride, padding, "W")
     params = [
         _buffer("X", (N, H, W, CI), dtype),
         _buffer("W", (KH, KW, CI, CO), dtype),
-        _buffer("Y", (N, OH, OW, CO), dtype),
+        _buffer("Y", (N, OH, OW, CO), out),
     ]
     pad, source = _pad_block(N, H, W, CI, padding, dtype)
     h, w = _window_index("vh", "vrh", stride), _window_index("vw", "vrw", stride)
+    product = _product(f"{source}[vn, {h}, {w}, vrc]", "W[vrh, vrw, vrc, vco]", dtype)
     body = f"""\
         for n, h, w, co, rh, rw, rc in T.grid({N}, {OH}, {OW}, {CO}, {KH}, {KW}, {CI}):
             with T.block("Y"):
                 vn, vh, vw, vco, vrh, vrw, vrc = T.axis.remap("SSSSRRR", [n, h, w, co, rh, rw, rc])
                 with T.init():
-                    Y[vn, vh, vw, vco] = T.{dtype}(0)
-                Y[vn, vh, vw, vco] = Y[vn, vh, vw, vco] + {source}[vn, {h}, {w}, vrc] * W[vrh, vrw, vrc, vco]
+                    Y[vn, vh, vw, vco] = T.{out}(0)
+                Y[vn, vh, vw, vco] = Y[vn, vh, vw, vco] + {product}
 """
     return _module(_script(params, pad + body))
 
@@ -199,23 +226,25 @@ def depthwise_conv2d(
     name = "depthwise_conv2d"
     _check_sizes(name, N=N, H=H, W=W, C=C, KH=KH, KW=KW, stride=stride)
     _check_sizes(name, minimum=0, padding=padding)
-    _check_dtype(dtype)
+    _check_dtype(dtype, name)
+    out = _output_dtype(dtype)
     OH = _conv_output_size(name, H, KH, stride, padding, "H")
     OW = _conv_output_size(name, W, KW, stride, padding, "W")
     params = [
         _buffer("X", (N, H, W, C), dtype),
         _buffer("W", (KH, KW, C), dtype),
-        _buffer("Y", (N, OH, OW, C), dtype),
+        _buffer("Y", (N, OH, OW, C), out),
     ]
     pad, source = _pad_block(N, H, W, C, padding, dtype)
     h, w = _window_index("vh", "vrh", stride), _window_index("vw", "vrw", stride)
+    product = _product(f"{source}[vn, {h}, {w}, vc]", "W[vrh, vrw, vc]", dtype)
     body = f"""\
         for n, h, w, c, rh, rw in T.grid({N}, {OH}, {OW}, {C}, {KH}, {KW}):
             with T.block("Y"):
                 vn, vh, vw, vc, vrh, vrw = T.axis.remap("SSSSRR", [n, h, w, c, rh, rw])
                 with T.init():
-                    Y[vn, vh, vw, vc] = T.{dtype}(0)
-                Y[vn, vh, vw, vc] = Y[vn, vh, vw, vc] + {source}[vn, {h}, {w}, vc] * W[vrh, vrw, vc]
+                    Y[vn, vh, vw, vc] = T.{out}(0)
+                Y[vn, vh, vw, vc] = Y[vn, vh, vw, vc] + {product}
 """
     return _module(_script(params, pad + body))
 
@@ -228,7 +257,7 @@ def conv_layer(N: int, H: int, W: int, CI: int, CO: int, dtype: str = "float32")
     init reads the bias) and block "relu".
     """
     _check_sizes("conv_layer", N=N, H=H, W=W, CI=CI, CO=CO)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "conv_layer")
     params = [
         _buffer("input", (N, H + 2, W + 2, CI), dtype),
         _buffer("filter", (CI, 3, 3, CO), dtype),
@@ -256,7 +285,7 @@ def conv_layer(N: int, H: int, W: int, CI: int, CO: int, dtype: str = "float32")
 def softmax(M: int, N: int, dtype: str = "float32") -> IRModule:
     """Softmax of each row of A[M, N]: a row max block, an exp-sum block and a divide block."""
     _check_sizes("softmax", M=M, N=N)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "softmax")
     params = [_buffer("A", (M, N), dtype), _buffer("B", (M, N), dtype)]
     body = f"""\
         A_max = T.alloc_buffer(({M},), "{dtype}")
@@ -284,7 +313,7 @@ def softmax(M: int, N: int, dtype: str = "float32") -> IRModule:
 def reduction_sum(M: int, N: int, dtype: str = "float32") -> IRModule:
     """B[i] = sum over k of A[i, k]: a row sum, one reduction block "B"."""
     _check_sizes("reduction_sum", M=M, N=N)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "reduction_sum")
     params = [_buffer("A", (M, N), dtype), _buffer("B", (M,), dtype)]
     body = f"""\
         for i, k in T.grid({M}, {N}):
@@ -301,7 +330,7 @@ def layer_norm(M: int, N: int, dtype: str = "float32") -> IRModule:
     """Layer norm of each row of X[M, N] with gamma[N] and beta[N] (eps 1e-5): a row sum, a row sum of
     squares and the normalize block (variance as E[x^2] - E[x]^2)."""
     _check_sizes("layer_norm", M=M, N=N)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "layer_norm")
     params = [
         _buffer("X", (M, N), dtype),
         _buffer("gamma", (N,), dtype),
@@ -338,7 +367,7 @@ def layer_norm(M: int, N: int, dtype: str = "float32") -> IRModule:
 def elementwise_chain(N: int, dtype: str = "float32") -> IRModule:
     """C = relu(A + B) * B in three blocks (add, relu, multiply): the auto-inline case."""
     _check_sizes("elementwise_chain", N=N)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "elementwise_chain")
     params = [_buffer("A", (N,), dtype), _buffer("B", (N,), dtype), _buffer("C", (N,), dtype)]
     body = f"""\
         T_add = T.alloc_buffer(({N},), "{dtype}")
@@ -362,7 +391,7 @@ def elementwise_chain(N: int, dtype: str = "float32") -> IRModule:
 def window_sum(N: int, dtype: str = "float32") -> IRModule:
     """B[i] = A[i] + A[i + 1] + A[i + 2] over A[N + 2] (the seed notebook's window sum)."""
     _check_sizes("window_sum", N=N)
-    _check_dtype(dtype)
+    _check_dtype(dtype, "window_sum")
     params = [_buffer("A", (N + 2,), dtype), _buffer("B", (N,), dtype)]
     body = f"""\
         for i in range({N}):
@@ -558,13 +587,22 @@ def make(name: str, shape: str | Sequence[int] | None = None, dtype: str = "floa
     return get_workload(name).make(shape, dtype)
 
 
-def reference_for(name: str, shape: str | Sequence[int] | None = None) -> Callable[[list], list[np.ndarray]]:
-    """The numpy reference of workload ``name`` at ``shape`` as ``tune(reference=...)`` takes it: a
-    function of the input arrays returning the expected outputs."""
+def reference_for(
+    name: str, shape: str | Sequence[int] | None = None, dtype: str = "float32"
+) -> Callable[[list], list[np.ndarray]]:
+    """The numpy reference of workload ``name`` at ``shape`` in ``dtype`` as ``tune(reference=...)``
+    takes it: a function of the input arrays returning the expected outputs. bfloat16 arrays are
+    uint16 bit patterns (tir/bfloat16.py): widened to float32 in, rounded back out where the
+    workload's output is bfloat16."""
     workload = get_workload(name)
     sizes = workload.sizes(shape)
 
     def reference(arrays: list) -> list[np.ndarray]:
-        return workload.reference(*arrays, **sizes)
+        if dtype != "bfloat16":
+            return workload.reference(*arrays, **sizes)
+        outputs = workload.reference(*[from_bfloat16_bits(a) for a in arrays], **sizes)
+        if name in BFLOAT16_FLOAT32_OUTPUT:
+            return outputs
+        return [to_bfloat16_bits(output) for output in outputs]
 
     return reference

@@ -27,7 +27,7 @@ BACKEND = Backend(
         max_shared_memory_bytes=8 << 20,
         warp_size=1,
         vector_bytes=64,
-        dtypes=COMMON_DTYPES | {"float64", "uint64"},
+        dtypes=COMMON_DTYPES | {"float64", "uint64", "bfloat16"},
     ),
     printer=CPrinter,
     prelude=c_prelude,

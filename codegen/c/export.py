@@ -42,6 +42,11 @@ def header_text(module: Module, name: str, compiler: str) -> str:
         f"#define {guard}",
         "#include <stdbool.h>",
         "#include <stdint.h>",
+        *(
+            ["typedef struct { unsigned short bits; } tir_bfloat16;"]
+            if "tir_bfloat16" in module.source
+            else []
+        ),
         "#ifdef __cplusplus",
         'extern "C" {',
         "#endif",

@@ -12,27 +12,36 @@ move, never into one libm call per lane. Scratch buffers of a constant size up
 to ``STACK_LIMIT_BYTES`` are arrays on the stack, whatever their scope, so a
 tile's intermediate costs no heap allocation per tile; larger or symbolic ones
 are ``malloc``ed where they are declared.
+
+bfloat16 has no C type in gcc 12, so it is a software type: ``tir_bfloat16``, a
+struct holding the 16 bits (a struct, so that a value used without conversion is
+a compile error, never a silent integer). Loads widen it to float
+(``tir_bfloat16_to_float``), arithmetic is float, and every store and every cast
+to bfloat16 rounds to nearest even (``tir_float_to_bfloat16``), as the executor
+does on every store; a float64 value converts through float.
 """
 
 from __future__ import annotations
 
 from tir import dtype as _dt
+from tir.bfloat16 import round_to_bfloat16
 from tir.buffer import Buffer
-from tir.expr import EQ, GE, GT, LE, LT, NE, Max, Min, PrimExpr, Select
+from tir.expr import EQ, GE, GT, LE, LT, NE, BufferLoad, Cast, FloatImm, Max, Min, PrimExpr, Select, Var
 from tir.function import PrimFunc
-from tir.stmt import Allocate, For, ForKind
+from tir.stmt import Allocate, BufferStore, For, ForKind
 
 from ..c_family import MUL, CFamilyPrinter, Code, check_helpers, integer_helpers, vector_accessed_buffers
+from ..errors import BuildError
 
 STACK_LIMIT_BYTES = 128 * 1024
 
 
 class CPrinter(CFamilyPrinter):
-    types = CFamilyPrinter.types | {"float16": "_Float16"}
+    types = CFamilyPrinter.types | {"float16": "_Float16", "bfloat16": "tir_bfloat16"}
     vector_types = {
         f"{dtype}x{lanes}": f"{ctype.replace(' ', '')}{lanes}"
         for dtype, ctype in CFamilyPrinter.types.items()
-        if dtype not in ("bool", "float16")
+        if dtype not in ("bool", "float16", "bfloat16")
         for lanes in (2, 4, 8, 16)
     }
     unaligned_vectors = True
@@ -53,7 +62,47 @@ class CPrinter(CFamilyPrinter):
         name = super().type_of(dtype)
         if _dt.lanes_of(dtype) > 1:
             self.needs.add(f"vector:{dtype}")
+        if dtype == "bfloat16":
+            self.needs.add("bfloat16")
         return name
+
+    # bfloat16 values live as float between a load (widened) and a store or cast (rounded).
+
+    def expr_BufferLoad(self, load: BufferLoad) -> Code:
+        code = super().expr_BufferLoad(load)
+        if load.buffer.dtype == "bfloat16" and _dt.lanes_of(load.dtype) == 1:
+            return Code(f"tir_bfloat16_to_float({code.text})")
+        return code
+
+    def stmt_BufferStore(self, store: BufferStore) -> None:
+        if store.buffer.dtype != "bfloat16" or _dt.lanes_of(store.value.dtype) > 1:
+            super().stmt_BufferStore(store)
+            return
+        (index,) = store.indices
+        value = self.expr(store.value).text
+        self.emit(f"{self.name_of(store.buffer)}[{self.expr(index).text}] = tir_float_to_bfloat16({value});")
+
+    def expr_Cast(self, node: Cast) -> Code:
+        if node.dtype != "bfloat16":
+            return super().expr_Cast(node)
+        self.type_of("bfloat16")
+        return Code(f"tir_bfloat16_to_float(tir_float_to_bfloat16({self.expr(node.value).text}))")
+
+    def expr_FloatImm(self, node: FloatImm) -> Code:
+        if node.dtype == "bfloat16":
+            return super().expr_FloatImm(FloatImm(round_to_bfloat16(node.value), "float32"))
+        return super().expr_FloatImm(node)
+
+    def expr_Var(self, node: Var) -> Code:
+        if node.dtype == "bfloat16":
+            raise BuildError(
+                f"{node.name} is a bfloat16 variable; the C target holds bfloat16 only in buffers "
+                "(use a float32 variable or a one-element buffer)"
+            )
+        return super().expr_Var(node)
+
+    def math_name(self, op: str, dtype: str) -> str:
+        return f"{op}f" if _dt.element_of(dtype) == "bfloat16" else super().math_name(op, dtype)
 
     def thread_loop(self, loop: For) -> None:
         self.serial_loop(loop)
@@ -162,9 +211,26 @@ def _product(buffer: Buffer):
     return size
 
 
+# The software bfloat16 (see the module docstring); NaN becomes the quiet NaN of its sign.
+BFLOAT16_HELPERS = """typedef struct { unsigned short bits; } tir_bfloat16;
+static inline float tir_bfloat16_to_float(tir_bfloat16 h) {
+  union { unsigned int u; float f; } v = { (unsigned int)h.bits << 16 };
+  return v.f;
+}
+static inline tir_bfloat16 tir_float_to_bfloat16(float f) {
+  union { float f; unsigned int u; } v = { f };
+  tir_bfloat16 h;
+  h.bits = (v.u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)(((v.u >> 16) & 0x8000u) | 0x7fc0u)
+                                             : (unsigned short)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+  return h;
+}"""
+
+
 def c_prelude(needs: set[str]) -> str:
     """Includes, the vector typedefs and the helpers the functions use."""
     parts = ["#include <math.h>", "#include <stdbool.h>", "#include <stdlib.h>"]
+    if "bfloat16" in needs:
+        parts.append(BFLOAT16_HELPERS)
     for need in sorted(needs):
         kind, _, dtype = need.partition(":")
         if kind == "vector":

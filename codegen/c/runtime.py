@@ -9,7 +9,15 @@ C-contiguous; others are copied into contiguous arrays and, when the function
 writes them, copied back. OpenMP runs the parallel loops on as many threads as
 ``OMP_NUM_THREADS`` says (read at every call), else on every core, with each
 thread bound to a core (``OMP_PROC_BIND=true`` unless the environment says
-otherwise; set before the first library loads, since OpenMP reads it once).
+otherwise; set while the first library loads, since OpenMP reads it once).
+
+OpenMP binds the thread that loads it (the caller's) to the first core of the
+process for good. Left so, the user's Python thread, and every process it starts
+afterwards (compilers, the tuner's workers), would run on that one core: eight
+measuring processes of a node would share core 0. The runtime therefore gives
+the caller its cores back after loading, and binds it to OpenMP's core only
+while a kernel runs; the variables it sets are removed again, so children do not
+inherit them.
 """
 
 from __future__ import annotations
@@ -46,7 +54,6 @@ def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> 
     """Compile ``source`` for ``target`` (or reuse the cached library) and bind each function's entry."""
     compiler = find_compiler(target)
     library = compile_library(source, compiler)
-    pin_openmp_threads()
     return CModule(library, functions, compiler)
 
 
@@ -54,12 +61,43 @@ def load(source: str, functions: Sequence[CompiledFunction], target: Target) -> 
 # Bound threads stay on their cores between calls, so the repeats of a small kernel agree instead
 # of depending on where the scheduler moved a thread (docs/ARCHITECTURE.md, "Timing").
 OPENMP_DEFAULTS = {"OMP_PROC_BIND": "true"}
+# The cores OpenMP bound its first thread to when it started in this process (None: not yet).
+_openmp_cores: set[int] | None = None
+_HAS_AFFINITY = hasattr(os, "sched_getaffinity")
 
 
-def pin_openmp_threads() -> None:
-    """Set ``OPENMP_DEFAULTS`` in the environment unless the user set those variables."""
-    for name, value in OPENMP_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+def load_library(path: Path) -> ctypes.CDLL:
+    """``ctypes.CDLL(path)`` with ``OPENMP_DEFAULTS`` set while OpenMP starts, and the caller's
+    cores given back afterwards (OpenMP binds the loading thread to one core for good)."""
+    global _openmp_cores
+    added = {name: value for name, value in OPENMP_DEFAULTS.items() if name not in os.environ}
+    os.environ.update(added)
+    cores = os.sched_getaffinity(0) if _HAS_AFFINITY else None
+    try:
+        library = ctypes.CDLL(str(path))
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+        if cores is not None:
+            bound = os.sched_getaffinity(0)
+            if bound != cores:
+                _openmp_cores = bound
+                os.sched_setaffinity(0, cores)
+    return library
+
+
+@contextmanager
+def openmp_thread_bound() -> Iterator[None]:
+    """Run the body on the core OpenMP bound the calling thread to when it started, if it did."""
+    if _openmp_cores is None or not _HAS_AFFINITY:
+        yield
+        return
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, _openmp_cores)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, cores)
 
 
 class CModule:
@@ -69,7 +107,7 @@ class CModule:
         self.library_path = library_path
         self.compiler = compiler
         self.device_name = f"{cpu_model()} ({os.cpu_count()} cores), {compiler.description}"
-        self._library = ctypes.CDLL(str(library_path))
+        self._library = load_library(library_path)
         self._functions = {function.name: function for function in functions}
         self._entries = {function.name: self._bind(function) for function in functions}
         # Resolved through the library's dependencies; absent when it was built without OpenMP.
@@ -78,7 +116,7 @@ class CModule:
     def run(self, name: str, arrays: Sequence[np.ndarray]) -> None:
         """Call function ``name`` once on ``arrays`` (in the order of its params)."""
         function, entry = self._lookup(name)
-        with _pointers(function, arrays) as pointers:
+        with _pointers(function, arrays) as pointers, openmp_thread_bound():
             self._apply_thread_count()
             entry(*pointers)
 
@@ -90,7 +128,7 @@ class CModule:
             )
         function, entry = self._lookup(name)
         means = []
-        with _pointers(function, arrays) as pointers:
+        with _pointers(function, arrays) as pointers, openmp_thread_bound():
             self._apply_thread_count()
             entry(*pointers)
             for _ in range(repeat):

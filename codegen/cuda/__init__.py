@@ -21,13 +21,14 @@ BACKEND = Backend(
         max_shared_memory_bytes=48 * 1024,
         warp_size=32,
         vector_bytes=16,
-        dtypes=COMMON_DTYPES | {"float64", "uint64"},
+        dtypes=COMMON_DTYPES | {"float64", "uint64", "bfloat16"},
     ),
     printer=CUDAPrinter,
     prelude=cuda_prelude,
     is_gpu=True,
     exporter="codegen.cuda.export",
     runtimes={"gpu": "codegen.cuda.runtime"},
+    async_copy_arch=80,
 )
 
 __all__ = ["BACKEND"]

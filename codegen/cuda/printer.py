@@ -6,18 +6,30 @@ threads per block, so NVRTC and nvcc know the register budget; buffers are
 them, so loads may go through the read-only cache); shared buffers
 are ``__shared__`` arrays (16-byte aligned when read or written as float4);
 ``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
-operators, so the source defines the ones it uses.
+operators, so the source defines the ones it uses. float16 is ``half``
+(cuda_fp16.h) and bfloat16 is ``__nv_bfloat16`` (cuda_bf16.h, whose arithmetic
+operators round after each operation on sm_80 and later); the host holds
+bfloat16 as uint16 bit patterns, the same bytes. Asynchronous copies of software
+pipelines (tir/transform/inject_software_pipeline.py) become ``cp.async`` (sm_80+):
+one 16-byte ``cp.async.cg`` (or 8-byte ``.ca``) per contiguous aligned vector, 4 or 8
+bytes per element otherwise, with ``cp.async.commit_group`` / ``wait_group n``.
 """
 
 from __future__ import annotations
 
 from tir import dtype as _dt
 from tir.buffer import Buffer
-from tir.expr import Call
+from tir.expr import BufferLoad, Call, PrimExpr
+from tir.stmt import BufferStore
+from tir.transform.inject_software_pipeline import ASYNC_COMMIT, ASYNC_COPY
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN
 
-from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..c_family import UNARY, CFamilyPrinter, Code, check_helpers, integer_helpers
 from ..errors import BuildError
+from ..lanes import lane
+
+# Bytes one cp.async instruction may copy.
+CP_ASYNC_BYTES = (4, 8, 16)
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -27,7 +39,12 @@ VECTOR_TYPES = {
 } | {"float16x2": "half2"}
 
 
+# The header that defines each 16-bit float type.
+HALF_HEADERS = {"float16": "cuda_fp16.h", "bfloat16": "cuda_bf16.h"}
+
+
 class CUDAPrinter(CFamilyPrinter):
+    types = CFamilyPrinter.types | {"bfloat16": "__nv_bfloat16"}
     vector_types = VECTOR_TYPES
     inf, nan = "__int_as_float(0x7f800000)", "__int_as_float(0x7fffffff)"
     barrier = "__syncthreads();"
@@ -51,6 +68,48 @@ class CUDAPrinter(CFamilyPrinter):
         mask, value, lane = (self.expr(a).text for a in node.args)
         return Code(f"{name}({mask}, {value}, {lane}, {self.target.warp_size})")
 
+    def stmt_BufferStore(self, store: BufferStore) -> None:
+        if isinstance(store.value, Call) and store.value.op == ASYNC_COPY:
+            self.async_copy(store.buffer, store.indices[0], store.value.args[0])
+            return
+        super().stmt_BufferStore(store)
+
+    def async_copy(self, buffer: Buffer, index: PrimExpr, source: BufferLoad) -> None:
+        """``buffer[index] = source`` with cp.async: whole vectors where both sides are contiguous
+        and aligned, else element by element (synchronously if an element is not 4 or 8 bytes)."""
+        lanes, element = _dt.lanes_of(source.dtype), _dt.bytes_of(source.buffer.dtype)
+        (source_index,) = source.indices
+        whole = (
+            lanes > 1
+            and lanes * element in CP_ASYNC_BYTES
+            and self.is_contiguous_aligned(buffer, index)
+            and self.is_contiguous_aligned(source.buffer, source_index)
+        )
+        if whole:
+            self.emit_cp_async(buffer, index.base, source.buffer, source_index.base, lanes * element)
+        elif element in CP_ASYNC_BYTES:
+            for i in range(lanes):
+                self.emit_cp_async(buffer, lane(index, i), source.buffer, lane(source_index, i), element)
+        else:
+            super().stmt_BufferStore(BufferStore(buffer, source, (index,)))
+
+    def emit_cp_async(
+        self, buffer: Buffer, index: PrimExpr, source: Buffer, source_index: PrimExpr, size: int
+    ):
+        self.needs.add(f"cp_async:{size}")
+        self.emit(
+            f"tir_cp_async_{size}({self.address(buffer, index)}, {self.address(source, source_index)});"
+        )
+
+    def address(self, buffer: Buffer, index: PrimExpr) -> str:
+        return f"&{self.name_of(buffer)}[{self.expr(index).text}]"
+
+    def async_group(self, node: Call) -> None:
+        if node.op == ASYNC_COMMIT:
+            self.emit('asm volatile("cp.async.commit_group;\\n" ::: "memory");')
+        else:
+            self.emit(f'asm volatile("cp.async.wait_group {node.args[0].value};\\n" ::: "memory");')
+
     def vector_literal(self, dtype: str, parts: list[str]) -> str:
         return f"make_{self.type_of(dtype)}({', '.join(parts)})"
 
@@ -69,10 +128,17 @@ class CUDAPrinter(CFamilyPrinter):
             raise BuildError(f"T.reinterpret of {value.dtype} as {dtype} has no CUDA spelling here")
         return Code(f"{function}({self.expr(value).text})")
 
+    def math_call(self, op: str, dtype: str, args: list[PrimExpr]) -> Code:
+        """16-bit floats: the float function, rounded back (``(half)expf(x)``); CUDA's own half and
+        bfloat16 overloads are partial and ``fmax(half, half)`` is ambiguous."""
+        if _dt.lanes_of(dtype) == 1 and dtype in HALF_HEADERS:
+            return Code(f"({self.type_of(dtype)}){self.call(op + 'f', args).text}", UNARY)
+        return super().math_call(op, dtype, args)
+
     def type_of(self, dtype: str) -> str:
         name = super().type_of(dtype)
-        if _dt.element_of(dtype) == "float16":
-            self.needs.add("half")
+        if _dt.element_of(dtype) in HALF_HEADERS:
+            self.needs.add(f"header:{HALF_HEADERS[_dt.element_of(dtype)]}")
         return name
 
 
@@ -94,11 +160,11 @@ _BIT_CASTS = {
 def cuda_prelude(needs: set[str]) -> str:
     """Includes and helpers the kernels use, in a fixed order."""
     parts = []
-    if "half" in needs:
-        parts.append("#include <cuda_fp16.h>")
     for need in sorted(needs):
         kind, _, rest = need.partition(":")
-        if kind == "vector_op":
+        if kind == "header":
+            parts.append(f"#include <{rest}>")
+        elif kind == "vector_op":
             vtype, op = rest.split(":")
             lanes = int(vtype[-1])
             fields = ", ".join(f"a.{f} {op} b.{f}" for f in _LANES[:lanes])
@@ -107,5 +173,19 @@ def cuda_prelude(needs: set[str]) -> str:
                 f"{{ return make_{vtype}({fields}); }}"
             )
     qualifier = "__device__ __forceinline__"
+    parts.extend(_cp_async_helper(need, qualifier) for need in sorted(needs) if need.startswith("cp_async:"))
     helpers = [*integer_helpers(needs, qualifier), *check_helpers(needs, qualifier, "long long")]
     return "\n".join([*parts, *helpers])
+
+
+def _cp_async_helper(need: str, qualifier: str) -> str:
+    """``tir_cp_async_<n>(dst, src)``: copy n bytes global -> shared without waiting (sm_80+);
+    16-byte copies bypass L1 (``.cg``), smaller ones may only use ``.ca``. The shared address
+    is converted in PTX (``cvta.to.shared``), so the helper needs no header under NVRTC."""
+    size = int(need.partition(":")[2])
+    cache = "cg" if size == 16 else "ca"
+    return (
+        f"{qualifier} void tir_cp_async_{size}(void* dst, const void* src) {{\n"
+        '  asm volatile("{ .reg .u64 d64; .reg .u32 d32; cvta.to.shared.u64 d64, %0; cvt.u32.u64 d32, d64; '
+        f'cp.async.{cache}.shared.global [d32], [%1], {size}; }}\\n" :: "l"(dst), "l"(src) : "memory");\n}}'
+    )

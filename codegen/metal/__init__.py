@@ -21,7 +21,7 @@ BACKEND = Backend(
         max_shared_memory_bytes=32 * 1024,
         warp_size=32,
         vector_bytes=16,
-        dtypes=COMMON_DTYPES | {"uint64"},
+        dtypes=COMMON_DTYPES | {"uint64", "bfloat16"},
     ),
     printer=MetalPrinter,
     prelude=metal_prelude,

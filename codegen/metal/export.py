@@ -20,6 +20,7 @@ from codegen.program import BufferSpec, CompiledFunction
 _SWIFT_SCALARS = {
     "float32": "Float",
     "float16": "Float16",
+    "bfloat16": "UInt16",  # Swift has no bfloat16: its bit pattern
     "int8": "Int8",
     "int16": "Int16",
     "int32": "Int32",

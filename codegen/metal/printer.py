@@ -6,8 +6,9 @@ kernel receives ``blockIdx`` (``threadgroup_position_in_grid``) and ``threadIdx`
 (``thread_position_in_threadgroup``) as ``uint3``; threadgroup memory is a
 ``threadgroup`` array declared at the start of a line; the barrier is
 ``threadgroup_barrier(mem_flags::mem_threadgroup)``. Vector loads cast to a
-pointer in the buffer's address space, as Metal requires. The Metal host
-simulator (``codegen/metal/sim``) compiles exactly this text.
+pointer in the buffer's address space, as Metal requires. bfloat16 is MSL 3.1's
+``bfloat`` (macOS 14, Apple GPU family 9 hardware or emulated), printed as scalars
+only. The Metal host simulator (``codegen/metal/sim``) compiles exactly this text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ SPACES = {"global": "device", "shared": "threadgroup", "local": "thread"}
 METAL_TYPES = {
     "float32": "float",
     "float16": "half",
+    "bfloat16": "bfloat",
     "int8": "char",
     "int16": "short",
     "int32": "int",
@@ -41,7 +43,7 @@ class MetalPrinter(CFamilyPrinter):
     vector_types = {
         f"{dtype}x{lanes}": f"{ctype}{lanes}"
         for dtype, ctype in METAL_TYPES.items()
-        if dtype not in ("int64", "uint64")
+        if dtype not in ("int64", "uint64", "bfloat16")
         for lanes in (2, 3, 4)
     }
     barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);"

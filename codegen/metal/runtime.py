@@ -123,7 +123,11 @@ class MetalModule:
             options.setFastMathEnabled_(fast_math)
         library, error = self._device.newLibraryWithSource_options_error_(source, options, None)
         if library is None:
-            raise CompileError("Metal", _describe(error), source)
+            message = _describe(error)
+            if "bfloat" in source:
+                # The default language version is the newest the OS has; bfloat came with MSL 3.1.
+                message += "\n(bfloat16 kernels use MSL 3.1's bfloat: they need macOS 14 or later)"
+            raise CompileError("Metal", message, source)
         return library
 
     def _pipeline(self, library, name: str, source: str):

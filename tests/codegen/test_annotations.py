@@ -21,15 +21,25 @@ def _schedule() -> tuple[Schedule, object, object]:
 
 
 @pytest.mark.parametrize("target", ["c", "cuda", "metal"])
-def test_software_pipeline_stage_is_reported_not_dropped(target):
+def test_a_known_but_unlowered_key_is_reported_not_dropped(target):
     sch, _, k = _schedule()
-    sch.annotate(k, "software_pipeline_stage", [0, 0, 1])
+    sch.annotate(k, "pragma_unroll_explicit", 1)
     with pytest.raises(BuildError) as error:
         generate_source(sch.mod, target)
     message = str(error.value)
-    assert "loop k has annotation 'software_pipeline_stage'" in message
-    assert "software pipelining is not implemented yet" in message
-    assert "pragma_auto_unroll_max_step" in message and "sch.unannotate(" in message
+    assert "loop k has annotation 'pragma_unroll_explicit'" in message
+    assert "unrolling inside pragma_auto_unroll_max_step is always explicit here" in message
+    assert "software_pipeline_stage" in message and "sch.unannotate(" in message
+
+
+@pytest.mark.parametrize("target", ["c", "cuda", "metal"])
+def test_software_pipeline_stage_is_lowered_and_checked(target):
+    sch, _, k = _schedule()
+    sch.annotate(k, "software_pipeline_stage", [0, 0, 1])
+    with pytest.raises(
+        BuildError, match="loop k: software_pipeline_stage has 3 entries but the loop body has 1"
+    ):
+        generate_source(sch.mod, target)
 
 
 def test_a_typo_gets_the_closest_known_key():

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import platform
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -212,6 +217,33 @@ def test_omp_num_threads_is_respected(monkeypatch):
         monkeypatch.setenv("OMP_NUM_THREADS", str(threads))
         module.run("threads", [out])
         assert out[0] == threads
+
+
+_AFFINITY_CHILD = """
+import json, os, subprocess, sys
+import numpy as np
+from codegen.c.runtime import load
+from tests.codegen.test_c_runtime import C_TARGET, THREADS, THREADS_SOURCE
+before = sorted(os.sched_getaffinity(0))
+load(THREADS_SOURCE, [THREADS], C_TARGET).run("threads", [np.zeros(1, dtype=np.int32)])
+child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                       capture_output=True, text=True, check=True).stdout
+print(json.dumps([before, sorted(os.sched_getaffinity(0)), json.loads(child), "OMP_PROC_BIND" in os.environ]))
+"""
+
+
+@pytest.mark.skipif(
+    not _has_openmp() or len(getattr(os, "sched_getaffinity", lambda _: ())(0)) < 2,
+    reason="needs OpenMP and 2 cores",
+)
+def test_running_a_parallel_kernel_leaves_the_caller_and_its_children_on_all_their_cores():
+    # OpenMP binds the thread that loads it to one core for good; a fresh process shows it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    out = subprocess.run([sys.executable, "-c", _AFFINITY_CHILD], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    before, after, child, leaked = json.loads(out.stdout)
+    assert after == before and child == before and not leaked
 
 
 def test_argument_errors_are_clear():

@@ -14,6 +14,7 @@ import pytest
 
 from codegen.build import generate_source
 from tests.codegen.cross_thread_schedules import cross_thread_softmax
+from tests.codegen.pipeline_schedules import pipelined_matmul
 from tests.codegen.seed_kernels import SEED_KERNELS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -59,3 +60,10 @@ def test_golden_cross_thread_softmax(target, request):
         path.write_text(source)
     assert path.exists(), f"{path} is missing; run pytest {__file__} --update-golden and review it"
     assert source == path.read_text(), f"{path.name} changed; review and rerun with --update-golden"
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_pipelined_matmul(target, request):
+    """A 3-stage software pipeline with float4 fetches: cp.async groups on CUDA, synchronous on Metal."""
+    source, _ = generate_source(pipelined_matmul(1024, stages=3), target)
+    assert_matches_golden(source, f"matmul_pipelined.{SUFFIX[target]}", request)

@@ -13,6 +13,7 @@ import pytest
 from codegen import RuntimeUnavailableError, build
 from tests.codegen.seed_kernels import REFERENCES, SEED_KERNELS, random_arguments
 from tests.codegen.test_scalar_arguments import check_scalar_kinds
+from tests.codegen.test_software_pipeline import CASES, check_pipelined_matmul
 from tests.codegen.test_targets_compute import RUNNABLE, UNSUPPORTED, check_fixture
 
 pytestmark = pytest.mark.gpu
@@ -43,6 +44,13 @@ def test_seed_schedule_on_cuda(kernel, size):
     module["main"](*arrays)
     np.testing.assert_allclose(arrays[-1], expected, rtol=1e-4, atol=1e-3)
     assert module.benchmark("main", *arrays, repeat=3).gflops > 0
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("n", [128, 512])
+def test_pipelined_matmul_on_cuda(case, n):
+    """Software pipelines with cp.async (sm_80+) and synchronous copies, against numpy."""
+    check_pipelined_matmul("cuda", None, case, n)
 
 
 def test_scalar_arguments_of_every_kind_on_cuda():

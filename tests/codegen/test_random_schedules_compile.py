@@ -3,8 +3,9 @@
 A small generator (split, reorder, fuse, bind, cache_write to local with
 reverse_compute_at, cache_read to shared with compute_at and a cooperative
 fetch, vectorize) draws schedules of a matmul and a conv2d with hypothesis.
-Every schedule is built for both targets and run on random inputs; a step the
-schedule refuses is simply not taken.
+Some schedules software-pipeline a reduction loop (copies in stage 0, the rest
+in a drawn later stage, async copies or not). Every schedule is built for both
+targets and run on random inputs; a step the schedule refuses is simply not taken.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from codegen import build
 from schedule import Schedule, ScheduleError
-from tir import T
+from tir import SeqStmt, T
 
 
 @T.prim_func
@@ -119,7 +120,18 @@ def random_gpu_schedule(draw, name: str) -> Schedule:
         sch.bind(parts[1], "threadIdx.x")
         if vector > 1:
             attempt(sch, lambda parts=parts: sch.vectorize(parts[2]))
+    if draw(st.booleans()):
+        pipeline(sch, draw(st.sampled_from(reductions)), draw(st.integers(0, 3)), draw(st.booleans()))
     return sch
+
+
+def pipeline(sch: Schedule, loop, last_stage: int, asynchronous: bool) -> None:
+    """MetaSchedule's pipeline on ``loop``: every statement of its body in stage 0 but the last."""
+    body = sch.get(loop).body
+    statements = len(body.seq) if isinstance(body, SeqStmt) else 1
+    sch.annotate(loop, "software_pipeline_stage", [0] * (statements - 1) + [last_stage])
+    if asynchronous and statements > 1:
+        sch.annotate(loop, "software_pipeline_async_stages", [0])
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))

@@ -28,6 +28,7 @@ import pytest
 import tir
 import tuner.measure as measure_module
 from codegen.build import generate_source
+from tir.bfloat16 import to_bfloat16_bits
 from tuner import workloads
 from tuner.database import STATUSES
 from tuner.measure import Candidate, MeasureError, Measurer, MeasureResult
@@ -346,3 +347,25 @@ def test_float16_tolerance_grows_with_the_terms_summed():
     assert mismatch("C", off, expected, terms=1024) is None  # rtol 0.04 for 1024-term sums
     wide = expected.astype(np.float32)
     assert mismatch("C", off.astype(np.float32), wide, terms=1024) is not None  # float32 does not grow
+
+
+def test_bfloat16_outputs_are_compared_as_values():
+    expected = to_bfloat16_bits(np.full((4, 4), 100.0))
+    off = expected.copy()
+    off[1, 2] = to_bfloat16_bits(np.array(104.0))  # 4% off: one bfloat16 step is 0.5 here
+    assert mismatch("C", expected.copy(), expected, dtype="bfloat16") is None
+    assert mismatch("C", to_bfloat16_bits(np.full((4, 4), 101.0)), expected, dtype="bfloat16") is None
+    message = mismatch("C", off, expected, dtype="bfloat16")
+    assert "got 104, expected 100 (rtol=0.03, atol=0.03)" in message
+    assert mismatch("C", off, expected, terms=1024, dtype="bfloat16") is None  # grows like float16
+
+
+def test_bfloat16_matmul_is_measured_against_its_reference():
+    mod = workloads.make("matmul", "16,16,32", "bfloat16")
+    for reference in (None, workloads.reference_for("matmul", "16,16,32", "bfloat16")):
+        with Measurer(mod, "c", workers=1, reference=reference) as m:
+            (result,) = m.measure([_unscheduled(mod)])
+            _assert_ok(result)
+    with Measurer(mod, "c", workers=1, reference=lambda inputs: [np.zeros((16, 16), np.float32)]) as m:
+        (result,) = m.measure([_unscheduled(mod)])
+        assert result.status == "wrong_result"

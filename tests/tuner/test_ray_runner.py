@@ -26,7 +26,7 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 pytestmark = pytest.mark.slow  # a cluster's start-up; CI runs it all the same
 
 from tuner.measure import MeasureError  # noqa: E402
-from tuner.measure.ray_runner import RayRunner, project_runtime_env  # noqa: E402 - after the importorskip
+from tuner.measure.ray_runner import DeviceActor, RayRunner, _Spec, project_runtime_env  # noqa: E402
 from tuner.tasks import TaskSpec, tune_tasks  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,3 +169,24 @@ def test_many_workloads_share_the_cluster(cluster, tmp_path):
     for spec in specs:
         records = _records(tmp_path / "tasks.db", spec.mod)
         assert len(records) == 4 and all("node" in r.meta for r in records)
+
+
+@pytest.mark.skipif(len(getattr(os, "sched_getaffinity", lambda _: ())(0)) < 2, reason="needs 2 cores")
+def test_cpu_measuring_actors_of_one_node_take_disjoint_cores(cluster):
+    head, _, _ = cluster
+    node = head.add_node(num_cpus=1, resources={"c_slices": 2})  # one node, two measuring units
+    spec = _Spec(workloads.make("matmul", SHAPE), "c", None, 0, 30.0)
+    actor_class = ray.remote(DeviceActor).options(num_cpus=0, resources={"c_slices": 1})
+    actors = [actor_class.remote("c_slices") for _ in range(2)]
+    try:
+        box = [ray.put(spec)]
+        assert all(opened for opened, _ in ray.get([a.open.remote(1, box) for a in actors], timeout=120))
+        first, second = ray.get([a.cores.remote() for a in actors])
+        machine = sorted(os.sched_getaffinity(0))
+        per = len(machine) // 2
+        assert len(first) == len(second) == per and not set(first) & set(second)
+        assert set(first) | set(second) <= set(machine)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        head.remove_node(node)

@@ -16,8 +16,12 @@ import numpy as np
 import pytest
 
 import tir
+from codegen import build
 from tests.fixtures.fixture import garbage, rand
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 from tuner import workloads
+from tuner.measure.arrays import mismatch, random_arguments
+from tuner.space import SpaceGenerator
 from tuner.workloads import WORKLOADS, Workload, WorkloadError, get_workload, make
 
 # Small shapes the executor runs quickly; the convolutions cover a pad block, no pad
@@ -216,9 +220,53 @@ def test_bad_shapes_say_what_is_wrong(name, shape, message):
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float64", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["int8", "float64", "bf16"])
 def test_bad_dtype_lists_the_allowed_ones(dtype):
-    with pytest.raises(WorkloadError, match=f"workload dtype must be one of float32, float16; got '{dtype}'"):
+    allowed = "float32, float16, bfloat16"
+    with pytest.raises(WorkloadError, match=f"workload dtype must be one of {allowed}; got '{dtype}'"):
         make("softmax", "4,4", dtype)
-    with pytest.raises(WorkloadError, match="must be one of float32, float16"):
+    with pytest.raises(WorkloadError, match=f"must be one of {allowed}"):
         workloads.matmul(4, 4, 4, dtype=dtype)
+
+
+BFLOAT16_SMALL = [(name, shape) for name, shape in SMALL if name in workloads.BFLOAT16_WORKLOADS]
+
+
+@pytest.mark.parametrize(("name", "shape"), BFLOAT16_SMALL)
+def test_bfloat16_workloads_match_the_reference_on_bit_arrays(name, shape):
+    """Inputs are bfloat16 bits; reductions write float32, the rest bfloat16 bits (compared as values)."""
+    workload = get_workload(name)
+    mod = workload.make(shape, "bfloat16")
+    *inputs, output = mod["main"].buffer_params
+    assert all(b.dtype == "bfloat16" for b in inputs)
+    assert output.dtype == ("float32" if name in workloads.BFLOAT16_FLOAT32_OUTPUT else "bfloat16")
+    rng = np.random.default_rng(zlib.crc32(f"{name} {shape} bf16".encode()))
+    arrays = [to_bfloat16_bits(rng.uniform(-1, 1, shape_of(b))) for b in inputs]
+    result = np.zeros(shape_of(output), "float32" if output.dtype == "float32" else np.uint16)
+    tir.interpret(mod, *arrays, result)
+    (expected,) = workloads.reference_for(name, shape, "bfloat16")(arrays)
+    assert expected.dtype == result.dtype
+    if output.dtype == "bfloat16":
+        result, expected = from_bfloat16_bits(result), from_bfloat16_bits(expected)
+    np.testing.assert_allclose(result, expected, rtol=3e-2, atol=3e-2)
+    assert tir.structural_equal(tir.parse(mod.script()), mod)
+
+
+@pytest.mark.parametrize("name", ["softmax", "reduction_sum", "layer_norm", "conv_layer"])
+def test_bfloat16_is_refused_where_8_bits_lose_too_much(name):
+    with pytest.raises(WorkloadError, match=f"{name} is not offered in bfloat16.*bfloat16 workloads: matmul"):
+        make(name, dict(SMALL)[name], "bfloat16")
+
+
+@pytest.mark.parametrize(("target", "device"), [("metal", "sim"), ("c", None)])
+def test_bfloat16_candidates_of_the_space_compute_the_workload(target, device):
+    mod = make("matmul", "32,32,64", "bfloat16")
+    arguments = random_arguments(mod["main"], 0)
+    expected = [a.copy() for a in arguments]
+    tir.interpret(mod, *expected)
+    for seed in range(2):
+        module = build(SpaceGenerator(target).sample(mod, seed).mod, target, device=device)
+        got = [a.copy() for a in arguments]
+        got[-1].fill(np.nan)
+        module["main"](*got)
+        assert mismatch("C", got[-1], expected[-1], terms=64, dtype="float32") is None

@@ -8,7 +8,10 @@ compiled, and cached per PrimFunc object; each call checks the arguments against
 the signature before any work, binds symbolic shapes from the arrays, and runs
 the compiled code over flat memoryviews of the arrays. Values are computed in
 Python floats and ints (double precision) and rounded to the buffer's dtype when
-stored.
+stored (bfloat16 and float16 round to nearest even on every store). numpy has no
+bfloat16: a bfloat16 buffer takes a uint16 array of bit patterns or an
+``ml_dtypes.bfloat16`` array (both in place), or a float32 array, rounded on the way
+in and, when the function writes it, given back holding bfloat16 values (tir/bfloat16.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 
 from .. import dtype as _dt
 from ..arith.const_bound import ConstIntBound, const_int_bound
+from ..bfloat16 import bfloat16_argument
 from ..buffer import Buffer
 from ..expr import IntImm, PrimExpr, Var
 from ..function import PrimFunc, resolve_function
@@ -98,11 +102,14 @@ def interpret(func_or_mod, *arrays, func_name: str | None = None, **scalars) -> 
     """
     func = resolve_function(func_or_mod, func_name)
     compiled = _compiled(func)
-    args = _Binder(func, compiled).bind(arrays, scalars)
+    binder = _Binder(func, compiled)
+    args = binder.bind(arrays, scalars)
     try:
         compiled.kernel(*args)
     except ZeroDivisionError as error:
         raise ZeroDivisionError(f"integer division by zero while running '{func.name}'") from error
+    for write_back in binder.write_backs:
+        write_back()
 
 
 # ---------------------------------------------------------------- argument checking
@@ -127,6 +134,8 @@ class _Binder:
         self.compiled = compiled
         self.values: dict[Var, int | float] = {}
         self.origin: dict[Var, str] = {}
+        self.storage: dict[Buffer, np.ndarray] = {}
+        self.write_backs: list = []
 
     def bind(self, arrays: tuple, scalars: dict) -> list:
         params = self.func.params
@@ -159,7 +168,7 @@ class _Binder:
 
     def _argument(self, item, given: dict):
         if isinstance(item, Buffer):
-            array = given[item]
+            array = self.storage.get(item, given[item])
             return memoryview(array).cast("B").cast(storage_format(item.dtype))
         if item not in self.values:
             raise ArgumentError(
@@ -196,7 +205,9 @@ class _Binder:
                 f"{where} must be a numpy array ({expected}), got {type(array).__name__}; "
                 "wrap it with np.asarray(..., dtype=...)"
             )
-        if array.dtype != np.dtype(buffer.dtype):
+        if buffer.dtype == "bfloat16":
+            self._bfloat16_storage(where, buffer, array)
+        elif array.dtype != np.dtype(buffer.dtype):
             raise ArgumentError(
                 f"{where} has dtype {array.dtype} but '{self.func.name}' expects {buffer.dtype} "
                 f"({expected}); convert it with .astype({buffer.dtype!r}) (the executor never casts silently)"
@@ -214,6 +225,15 @@ class _Binder:
             if isinstance(dim, Var) and dim not in self.values:
                 self.values[dim] = int(size)
                 self.origin[dim] = where
+
+    def _bfloat16_storage(self, where: str, buffer: Buffer, array: np.ndarray) -> None:
+        try:
+            bits, write_back = bfloat16_argument(array)
+        except TypeError as error:
+            raise ArgumentError(f"{where} of '{self.func.name}': {error}") from None
+        self.storage[buffer] = bits
+        if write_back is not None and buffer in self.compiled.written:
+            self.write_backs.append(write_back)
 
     def _check_shape(self, position: int, buffer: Buffer, array: np.ndarray) -> None:
         expected = tuple(self._evaluate(dim) for dim in buffer.shape)

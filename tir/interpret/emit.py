@@ -138,11 +138,18 @@ def _sanitize(name: str) -> str:
     return re.sub(r"\W", "_", name, flags=re.ASCII)[:24]
 
 
+# Storage of 16-bit floats: uint16 bits, read through a table of values, written through a rounding.
+_BITS_TABLE = {"float16": "_F16", "bfloat16": "_BF16"}
+_TO_BITS = {"float16": "_f16_bits", "bfloat16": "_bf16_bits"}
+_ROUNDING = {"float16": _rt.round_f16, "bfloat16": _rt.round_to_bfloat16}
+_ROUND_CALL = {"float32": "_f32", "float16": "_f16", "bfloat16": "_bf16"}
+
+
 def _float_literal(value: float, dtype: str) -> Code:
     if dtype == "float32":
         value = _rt.round_f32(value)
-    elif dtype == "float16":
-        value = _rt.round_f16(value)
+    elif dtype in _ROUNDING:
+        value = _ROUNDING[dtype](value)
     if value != value:
         return Code("_NAN", P_ATOM)
     if value in (_rt.INF, -_rt.INF):
@@ -165,9 +172,9 @@ def cast_code(code: Code, source: str, target: str) -> Code:
     if _dt.is_float(target):
         if _dt.is_bool(source) or (target == "float64" and not _dt.is_float(source)):
             return Code(f"float({code.src})", P_ATOM)
-        if target == "float64" or (target == "float32" and source == "float16"):
+        if target == "float64" or (target == "float32" and source in ("float16", "bfloat16")):
             return code
-        return Code(f"{'_f32' if target == 'float32' else '_f16'}({code.src})", P_ATOM)
+        return Code(f"{_ROUND_CALL[target]}({code.src})", P_ATOM)
     if _dt.is_bool(target):
         return Code(f"bool({code.src})", P_ATOM)
     bits, signed = _dt.bits_of(target), _dt.is_int(target)
@@ -481,11 +488,12 @@ class _Emitter:
         info = self._buffer(e.buffer)
         lanes = _dt.lanes_of(e.dtype)
         if lanes > 1:
-            convert = "_F16" if info.dtype == "float16" else "None"
+            convert = _BITS_TABLE.get(info.dtype, "None")
             args = self._vector_access_args(e.buffer, info, e.indices, "reads", lanes)
             return Code(f"_vload({args}, {convert})", P_ATOM)
         load = f"{info.ident}[{self._flat_index(e.buffer, info, e.indices, 'reads')}]"
-        return Code(f"_F16[{load}]" if info.dtype == "float16" else load, P_ATOM)
+        table = _BITS_TABLE.get(info.dtype)
+        return Code(f"{table}[{load}]" if table else load, P_ATOM)
 
     def _expr_Ramp(self, e: Ramp) -> Code:
         return Code(f"_ramp({self.expr(e.base).src}, {self.expr(e.stride).src}, {e.lanes})", P_ATOM)
@@ -586,8 +594,8 @@ class _Emitter:
             self.w.line(f"_vstore({args}, {value.src}, {self._store_converter(info.dtype)})")
             return
         target = f"{info.ident}[{self._flat_index(s.buffer, info, s.indices, 'writes')}]"
-        if info.dtype == "float16":
-            self.w.line(f"{target} = _f16_bits({value.src})")
+        if info.dtype in _TO_BITS:
+            self.w.line(f"{target} = {_TO_BITS[info.dtype]}({value.src})")
         elif _dt.is_integer(info.dtype):
             bits, signed = _dt.bits_of(info.dtype), _dt.is_int(info.dtype)
             self.w.line(f"_t = {value.src}")
@@ -599,8 +607,8 @@ class _Emitter:
             self.w.line(f"{target} = {value.src}")
 
     def _store_converter(self, dtype: str) -> str:
-        if dtype == "float16":
-            return "_f16_bits"
+        if dtype in _TO_BITS:
+            return _TO_BITS[dtype]
         if _dt.is_integer(dtype):
             return self._const("_conv", _rt.int_converter(dtype))
         return "None"

@@ -3,9 +3,10 @@
 The executor (``tir.interpret``) turns a PrimFunc into Python source; that source
 computes with Python ints and floats and calls the functions here for what plain
 Python operators get wrong for a C-like language: truncating division, casts that
-round to float32/float16 or wrap integers, math functions that return inf/nan
-instead of raising, float16 storage (memoryviews have no half format, so half
-buffers are stored as uint16 bits), vector loads and stores, and the errors for
+round to float32/float16/bfloat16 or wrap integers, math functions that return
+inf/nan instead of raising, float16 and bfloat16 storage (memoryviews have no half
+format, so both are stored as their uint16 bits; tir/bfloat16.py rounds to
+bfloat16), vector loads and stores, and the errors for
 out-of-bounds accesses and iterator bindings outside their domain.
 """
 
@@ -16,13 +17,15 @@ import struct
 import sys
 
 from .. import dtype as _dt
+from ..bfloat16 import BFLOAT16_VALUES, bfloat16_bits, round_to_bfloat16
 
 INF = math.inf
 NAN = math.nan
 
-# memoryview format per element dtype; float16 lives as its uint16 bits ("H").
+# memoryview format per element dtype; float16 and bfloat16 live as their uint16 bits ("H").
 STORAGE_FORMATS = {
     "float16": "H",
+    "bfloat16": "H",
     "float32": "f",
     "float64": "d",
     "int8": "b",
@@ -63,6 +66,8 @@ def _fill_value(dtype: str):
     """What fresh storage holds: NaN for floats, an unlikely sentinel for integers."""
     if dtype == "float16":
         return 0x7E00
+    if dtype == "bfloat16":
+        return 0x7FC0
     if _dt.is_float(dtype):
         return NAN
     if dtype == "bool":
@@ -466,6 +471,9 @@ NAMESPACE = {
     "_f16": round_f16,
     "_f16_bits": f16_bits,
     "_F16": F16_VALUES,
+    "_bf16": round_to_bfloat16,
+    "_bf16_bits": bfloat16_bits,
+    "_BF16": BFLOAT16_VALUES,
     "_wrap": wrap_int,
     "_ftoi": float_to_int,
     "_tdiv": truncdiv,

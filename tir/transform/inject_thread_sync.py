@@ -9,55 +9,106 @@ threads may still read) gets a barrier before it. A serial loop's body is scanne
 time starting from the state at its end, so the write of the next iteration waits for the
 reads of this one (the barrier at the top of a shared-memory matmul's k0 loop). The
 accesses counted are loads and stores anywhere in a statement, so the check is per buffer,
-conservative like TVM's storage-sync planner without its index analysis.
+conservative like TVM's storage-sync planner without its index analysis. Asynchronous
+copies (software pipelines, inject_software_pipeline.py) land when a thread waits for
+them, so a wait counts as writing every buffer that async copies fill: the statement
+that reads after it gets the barrier that makes the other threads' copies visible.
+A software pipeline that places its own barriers (one per pipeline iteration, which
+its versions make sufficient) names its buffers in the function attribute
+``software_pipeline_synchronized``; their accesses are left out here, and the
+attribute is dropped.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..buffer import Buffer
 from ..expr import BufferLoad, Call, StringImm
 from ..function import PrimFunc
 from ..functor import StmtMutator, Visitor
 from ..stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
+
+# Asynchronous copies (software pipelines, CUDA's cp.async): a store ``shared[i] = async_copy(load)``
+# starts a copy, commit closes the group of copies started since the last one, wait(n) returns
+# when at most n groups are pending.
+ASYNC_COPY = "async_copy"
+ASYNC_COMMIT = "async_copy_commit"
+ASYNC_WAIT = "async_copy_wait"
+# Function attribute: names of the shared buffers whose barriers a software pipeline placed.
+SYNCHRONIZED_ATTR = "software_pipeline_synchronized"
 
 
 def storage_sync() -> Evaluate:
     return Evaluate(Call("int32", "tvm_storage_sync", (StringImm("shared"),)))
 
 
-def _shared_accesses(stmt: Stmt) -> tuple[set, set]:
-    reads, writes = set(), set()
+def _async_filled(stmt: Stmt, synchronized: frozenset[str]) -> set[Buffer]:
+    """The shared buffers that asynchronous copies below ``stmt`` fill (those a pipeline
+    synchronizes itself left out)."""
+    found = set()
+
+    class _Collect(Visitor):
+        def visit_BufferStore(self, store: BufferStore) -> None:
+            value = store.value
+            if isinstance(value, Call) and value.op == ASYNC_COPY and store.buffer.name not in synchronized:
+                found.add(store.buffer)
+            self.generic_visit(store)
+
+    _Collect().visit(stmt)
+    return found
+
+
+def _shared_accesses(
+    stmt: Stmt, async_filled: set[Buffer], synchronized: frozenset[str]
+) -> tuple[set, set, set]:
+    """The shared buffers ``stmt`` reads and writes, and those whose async copies land in it."""
+    reads, writes, landed = set(), set(), set()
 
     class _Collect(Visitor):
         def visit_BufferLoad(self, load: BufferLoad) -> None:
-            if load.buffer.scope == "shared":
+            if load.buffer.scope == "shared" and load.buffer.name not in synchronized:
                 reads.add(load.buffer)
             self.generic_visit(load)
 
         def visit_BufferStore(self, store: BufferStore) -> None:
-            if store.buffer.scope == "shared":
+            if store.buffer.scope == "shared" and store.buffer.name not in synchronized:
                 writes.add(store.buffer)
             self.generic_visit(store)
 
+        def visit_Call(self, call: Call) -> None:
+            if call.op == ASYNC_WAIT:
+                landed.update(async_filled)
+            self.generic_visit(call)
+
     _Collect().visit(stmt)
-    return reads, writes
+    return reads, writes, landed
 
 
-def _plan(stmts: tuple[Stmt, ...], pending_reads: set, pending_writes: set) -> tuple[list[int], set, set]:
+def _plan(
+    stmts: tuple[Stmt, ...],
+    pending_reads: set,
+    pending_writes: set,
+    async_filled: set[Buffer],
+    synchronized: frozenset[str],
+) -> tuple[list[int], set, set]:
     """Positions needing a barrier before them, and the pending sets after the last statement."""
     pending_reads, pending_writes = set(pending_reads), set(pending_writes)
     positions = []
     for position, stmt in enumerate(stmts):
-        reads, writes = _shared_accesses(stmt)
+        reads, writes, landed = _shared_accesses(stmt, async_filled, synchronized)
         if reads & pending_writes or writes & (pending_reads | pending_writes):
             positions.append(position)
             pending_reads, pending_writes = set(), set()
         pending_reads |= reads
-        pending_writes |= writes
+        pending_writes |= writes | landed
     return positions, pending_reads, pending_writes
 
 
 class _SyncInjector(StmtMutator):
-    def __init__(self):
+    def __init__(self, async_filled: set[Buffer], synchronized: frozenset[str]):
+        self.async_filled = async_filled
+        self.synchronized = synchronized
         self.in_kernel = False
         self.serial_bodies: set[int] = set()
 
@@ -76,9 +127,9 @@ class _SyncInjector(StmtMutator):
         new = self.generic_visit(block)
         if not self.in_kernel:
             return new
-        positions, reads, writes = _plan(new.seq, set(), set())
+        positions, reads, writes = _plan(new.seq, set(), set(), self.async_filled, self.synchronized)
         if id(block) in self.serial_bodies:
-            positions, _, _ = _plan(new.seq, reads, writes)
+            positions, _, _ = _plan(new.seq, reads, writes, self.async_filled, self.synchronized)
         if not positions:
             return new
         out: list[Stmt] = []
@@ -91,4 +142,9 @@ class _SyncInjector(StmtMutator):
 
 def inject_thread_sync(func: PrimFunc) -> PrimFunc:
     """Barriers between shared-memory write and read phases of every kernel."""
-    return func.with_body(_SyncInjector().visit(func.body))
+    synchronized = frozenset(func.attrs.get(SYNCHRONIZED_ATTR, ()))
+    body = _SyncInjector(_async_filled(func.body, synchronized), synchronized).visit(func.body)
+    if synchronized:
+        attrs = {k: v for k, v in func.attrs.items() if k != SYNCHRONIZED_ATTR}
+        return replace(func.with_body(body), attrs=attrs)
+    return func.with_body(body)

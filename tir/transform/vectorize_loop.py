@@ -49,11 +49,13 @@ from ..function import PrimFunc
 from ..functor import Visitor, post_order_visit, substitute, uses_var
 from ..op import INTRINSICS
 from ..stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
+from .inject_software_pipeline import ASYNC_COPY
 from .simplify import LoopRangeMutator
 
 VECTOR_WIDTHS = (16, 8, 4, 2)
-# Intrinsics computed lane by lane; if_then_else (a guard) and barriers are handled apart.
-LANEWISE_INTRINSICS = frozenset(INTRINSICS) - {"if_then_else", "tvm_storage_sync"}
+# Intrinsics computed lane by lane (an async copy of a vector is one wider copy); if_then_else
+# (a guard) and barriers are handled apart.
+LANEWISE_INTRINSICS = (frozenset(INTRINSICS) | {ASYNC_COPY}) - {"if_then_else", "tvm_storage_sync"}
 
 
 class NotVectorizable(Exception):

@@ -28,6 +28,7 @@ from codegen.build import generate_source
 from codegen.program import CompiledFunction
 from codegen.target import Target
 from tir import Buffer, IRModule, PrimFunc
+from tir.bfloat16 import to_bfloat16_bits
 
 from .arrays import ArgumentError, fresh_arguments, mismatch, random_arguments, written_params
 from .builder import BUILT, BuildOutcome, BuildPool, BuildTask
@@ -120,6 +121,7 @@ class Measurer:
             arguments=arguments,
             outputs=tuple(outputs),
             output_names=tuple(func.params[i].name for i in outputs),
+            output_dtypes=tuple(func.params[i].dtype for i in outputs),
             poisoned=tuple(outputs),
             expected=None,
             repeat=repeat,
@@ -214,9 +216,13 @@ class Measurer:
                 f"({', '.join(config.output_names)}), one array each in that order"
             )
         expected = []
-        for index, name, result in zip(config.outputs, config.output_names, results):
+        for index, name, result, dtype in zip(
+            config.outputs, config.output_names, results, config.output_dtypes
+        ):
             like = config.arguments[index]
             result = np.asarray(result)
+            if dtype == "bfloat16" and result.dtype.kind == "f":
+                result = to_bfloat16_bits(result)  # a reference may give values; the runner holds bits
             if result.shape != like.shape:
                 raise MeasureError(
                     f"reference returned shape {result.shape} for {name}, expected {like.shape}"
@@ -261,8 +267,10 @@ class Measurer:
         config = self._config
         arguments = fresh_arguments(config.arguments, config.poisoned)
         tir.interpret(self.workload, *arguments, func_name=self._function)
-        for index, name, c_output in zip(config.outputs, config.output_names, expected):
-            problem = mismatch(name, c_output, arguments[index], config.terms)
+        for index, name, c_output, dtype in zip(
+            config.outputs, config.output_names, expected, config.output_dtypes
+        ):
+            problem = mismatch(name, c_output, arguments[index], config.terms, dtype)
             if problem is not None:
                 raise MeasureError(
                     f"the unscheduled {func.name}, built for C, disagrees with tir.interpret: {problem}. "

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tir import Buffer, PrimFunc
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 from tir.dtype import is_float
 from tir.functor import post_order_visit
 from tir.stmt import BufferStore
@@ -24,7 +25,15 @@ from tir.stmt import BufferStore
 # moves the result by about 1%, so its tolerance is ten times float32's, and it grows with the
 # square root of the number of terms per output beyond FLOAT16_TERMS (rounding errors add up
 # like a random walk).
-TOLERANCES = {"float16": (1e-2, 1e-2), "float32": (1e-3, 1e-3), "float64": (1e-3, 1e-3)}
+# bfloat16 keeps 8 bits, so its tolerance is three times float16's and grows the same way. numpy
+# has no bfloat16: its arrays are uint16 bit patterns (tir/bfloat16.py), compared as values.
+TOLERANCES = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (3e-2, 3e-2),
+    "float32": (1e-3, 1e-3),
+    "float64": (1e-3, 1e-3),
+}
+HALF_TYPES = ("float16", "bfloat16")
 FLOAT16_TERMS = 64
 EXACT = (0.0, 0.0)
 
@@ -63,6 +72,8 @@ def random_arguments(func: PrimFunc, seed: int) -> list:
 
 
 def _random(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype == "bfloat16":
+        return to_bfloat16_bits(rng.uniform(0.5, 1.5, shape))
     if dtype == "bool":
         return rng.random(shape) < 0.5
     if is_float(dtype):
@@ -88,18 +99,27 @@ def _poison(dtype: np.dtype):
 
 def tolerance(dtype: np.dtype | str, terms: float = 1.0) -> tuple[float, float]:
     """(rtol, atol) for outputs of ``dtype`` that each sum about ``terms`` products."""
-    rtol, atol = TOLERANCES.get(np.dtype(dtype).name, EXACT)
-    if np.dtype(dtype) == np.float16:
+    name = dtype if dtype == "bfloat16" else np.dtype(dtype).name
+    rtol, atol = TOLERANCES.get(name, EXACT)
+    if name in HALF_TYPES:
         scale = max(1.0, terms / FLOAT16_TERMS) ** 0.5
         return rtol * scale, atol * scale
     return rtol, atol
 
 
-def mismatch(name: str, actual: np.ndarray, expected: np.ndarray, terms: float = 1.0) -> str | None:
-    """``None`` when ``actual`` matches ``expected`` within the dtype's tolerance, else what differs."""
+def mismatch(
+    name: str, actual: np.ndarray, expected: np.ndarray, terms: float = 1.0, dtype: str | None = None
+) -> str | None:
+    """``None`` when ``actual`` matches ``expected`` within the dtype's tolerance, else what differs.
+
+    ``dtype`` is the output's IR dtype where the arrays' own does not say it: "bfloat16" for
+    uint16 bit patterns, which are compared as the values they hold.
+    """
     if actual.shape != expected.shape:
         return f"output {name} has shape {actual.shape}, expected {expected.shape}"
-    rtol, atol = tolerance(expected.dtype, terms)
+    rtol, atol = tolerance(dtype if dtype == "bfloat16" else expected.dtype, terms)
+    if dtype == "bfloat16":
+        actual, expected = from_bfloat16_bits(actual), from_bfloat16_bits(expected)
     wide_actual, wide_expected = actual.astype(np.float64), expected.astype(np.float64)
     close = np.isclose(wide_actual, wide_expected, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():

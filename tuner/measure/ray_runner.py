@@ -15,8 +15,11 @@ recorded as such; an actor that dies (its node killed) or does not answer in
 time is dropped and its candidate retried once on another actor, else recorded
 as an error with the reason; a node whose runtime is missing is left out of
 that workload with its reason, and the session fails only when no node can
-measure. A Ctrl-C kills this run's busy actors; ``close`` kills the rest and
-disconnects, which ends the run's builds (and stops a Ray instance the runner started).
+measure. Actors measuring on the CPU (C) share their node's cores: each claims
+its own slice (cores / units of the resource on the node), so eight actors of a
+16-core node time their kernels on two cores each instead of all on core 0.
+A Ctrl-C kills this run's busy actors; ``close`` kills the rest and disconnects,
+which ends the run's builds (and stops a Ray instance the runner started).
 """
 
 from __future__ import annotations
@@ -79,9 +82,54 @@ class _Spec:
 class DeviceActor:
     """One measuring device on one node (a Ray actor): a Measurer per workload it has been given."""
 
-    def __init__(self):
+    def __init__(self, resource: str = ""):
         self._measurers: dict[int, Measurer] = {}
         self._failures: dict[int, str] = {}
+        self._resource = resource
+        self._cores_lock = None  # the lock file of the slice of cores this actor claimed
+
+    def cores(self) -> list[int]:
+        """The cores this actor's measurements run on (for tests and diagnostics)."""
+        return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+    def _claim_cores(self) -> None:
+        """Take a free slice of this node's cores for CPU measurements (Linux; once per actor).
+
+        The node's units of the resource divide its cores into slices; a slice is claimed
+        with a lock file that the kernel frees when this process dies, so a replacement
+        actor takes the slice of the one it replaces. Every thread of this process (and
+        so the runner process it starts) is bound to the slice, and OpenMP gets one
+        thread per core of it.
+        """
+        if self._cores_lock is not None or not hasattr(os, "sched_setaffinity"):
+            return
+        import fcntl
+        import tempfile
+
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        units = next((n["Resources"].get(self._resource, 0) for n in ray.nodes() if n["NodeID"] == node), 0)
+        cores = sorted(os.sched_getaffinity(0))
+        slots = int(units)
+        if slots < 2 or len(cores) < slots:
+            return
+        per = len(cores) // slots
+        for slot in range(slots):
+            lock = open(  # noqa: SIM115 - held open for the actor's life: the lock is the claim
+                Path(tempfile.gettempdir()) / f"tir-ray-{self._resource}-{node[:16]}-{slot}.lock", "w"
+            )
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                lock.close()
+                continue
+            self._cores_lock = lock
+            mine = cores[slot * per : (slot + 1) * per]
+            for thread in os.listdir("/proc/self/task"):
+                os.sched_setaffinity(int(thread), mine)
+            os.environ["OMP_NUM_THREADS"] = str(len(mine))
+            return
 
     def where(self) -> tuple[str, int]:
         """This actor's Ray node id and process id (for tests and diagnostics)."""
@@ -97,6 +145,8 @@ class DeviceActor:
             return False, self._failures[session]
         if session not in self._measurers:
             spec: _Spec = ray.get(spec_box[0])
+            if not Target.parse(spec.target).is_gpu:
+                self._claim_cores()
             try:
                 self._measurers[session] = Measurer(
                     spec.workload,
@@ -197,7 +247,7 @@ class RayRunner:
             num_cpus=0, resources={self.resource: 1}, max_concurrency=1
         )
         while len(self.actors) < wanted and free > 0:
-            self.actors.append(_Actor(actor_class.remote(), f"actor {next(self._names)}"))
+            self.actors.append(_Actor(actor_class.remote(self.resource), f"actor {next(self._names)}"))
             free -= 1
         if not self.actors:
             where = f"the Ray cluster at {self.address}" if self.address else "the local Ray instance"

@@ -60,7 +60,8 @@ class RunnerConfig:
     ``output_names`` their names, ``poisoned`` the outputs that start as NaN (all, unless the
     workload reads one before writing it), ``expected`` the arrays in ``outputs`` order (None
     while the runner computes them), ``terms`` about how many products each output element
-    sums (float16's tolerance grows with it).
+    sums (float16's tolerance grows with it), ``output_dtypes`` the outputs' IR dtypes (bfloat16
+    outputs are uint16 bit arrays, compared as values).
     """
 
     target: str
@@ -75,6 +76,7 @@ class RunnerConfig:
     min_repeat_seconds: float
     terms: float = 1.0
     max_number: int = 1000
+    output_dtypes: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------- inside the runner process
@@ -118,8 +120,9 @@ class _Session:
     def _measure(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[str, tuple, str]:
         config = self.config
         module, arguments = self._run_once(source, functions)
-        for index, name, expected in zip(config.outputs, config.output_names, config.expected):
-            problem = mismatch(name, arguments[index], expected, config.terms)
+        dtypes = config.output_dtypes or (None,) * len(config.outputs)
+        for index, name, expected, dtype in zip(config.outputs, config.output_names, config.expected, dtypes):
+            problem = mismatch(name, arguments[index], expected, config.terms, dtype)
             if problem is not None:
                 return "wrong_result", (), problem
         timing = time_calls(

@@ -30,6 +30,7 @@ from typing import Any
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
 from tir import IRModule, PrimFunc
+from tir.transform.inject_software_pipeline import STAGE_KEY
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
@@ -137,8 +138,9 @@ class SpaceGenerator:
             decision = _mutated_decision(trace.insts[index], rng)
             try:
                 sch = self.replay(trace, mod, {index: decision})
-                # A new tiling can outgrow the memory limits; other decisions leave the buffers as they were.
-                check_limits(sch.mod, self.target, memory=trace.insts[index].kind == "sample_perfect_tile")
+                # A new tiling or pipeline depth can outgrow the memory limits; other decisions leave
+                # the buffers as they were.
+                check_limits(sch.mod, self.target, memory=_sizes_buffers(trace, index))
             except (ScheduleError, SpaceError):
                 continue
             return sch
@@ -155,6 +157,25 @@ class SpaceGenerator:
 
 
 # ---------------------------------------------------------------- decision mutators
+
+
+def _sizes_buffers(trace: Trace, index: int) -> bool:
+    """Whether decision ``index`` decides buffer sizes: a tiling, or a software pipeline depth
+    (the stage annotation that uses it multiplies the shared tiles)."""
+    inst = trace.insts[index]
+    if inst.kind == "sample_perfect_tile":
+        return True
+    outputs = set(inst.outputs)
+    return any(
+        other.kind == "annotate"
+        and other.args.get("ann_key") == STAGE_KEY
+        and outputs & set(_flat(other.args.get("ann_val")))
+        for other in trace.insts
+    )
+
+
+def _flat(value) -> list:
+    return [v for item in value for v in _flat(item)] if isinstance(value, (list, tuple)) else [value]
 
 
 def _can_mutate(inst) -> bool:

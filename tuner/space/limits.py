@@ -6,7 +6,8 @@ rules, and the lowering may allocate a shared tile larger than the rules counted
 (it cuts a predicated region only in simple forms), so ``check_limits`` looks at
 the finished module: threads per thread group and one extent per thread axis on a
 GPU, shared memory per thread group (measured on the compacted buffers, as the
-lowering will allocate them), and the size of per-thread ("local") arrays, which
+lowering will allocate them, each multiplied by the versions a software pipeline gives
+it), and the size of per-thread ("local") arrays, which
 the space caps itself. ``SpaceError`` names the broken limit; the generator draws
 again on it, and the search counts a candidate that raises it as invalid, before
 anything is built or measured.
@@ -18,6 +19,7 @@ from codegen.pipeline import planned_allocations
 from codegen.target import Target
 from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
 from tir.function import resolve_function
+from tir.transform.inject_software_pipeline import SoftwarePipelineError, software_pipeline_versions
 
 # Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
 # the CPU they live on the stack of an OpenMP worker thread (often only a few MiB); a GPU
@@ -57,8 +59,12 @@ def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) 
         return
     planned = planned_allocations(func)
     if target.is_gpu:
+        try:
+            versions = software_pipeline_versions(planned)
+        except SoftwarePipelineError as error:
+            raise SpaceError(str(error), limit="software_pipeline") from error
         for number, kernel in enumerate(kernels(planned)):
-            _check_shared_memory(kernel, number, target)
+            _check_shared_memory(kernel, number, target, versions)
     _check_local_arrays(planned, target)
 
 
@@ -106,9 +112,9 @@ def _allocated(kernel, scope: str) -> list[Buffer]:
     return found
 
 
-def _check_shared_memory(kernel, number: int, target: Target) -> None:
-    sizes = [b.static_nbytes() for b in _allocated(kernel, "shared")]
-    total = sum(s for s in sizes if s is not None)
+def _check_shared_memory(kernel, number: int, target: Target, versions: dict[Buffer, int]) -> None:
+    sizes = [(b.static_nbytes(), versions.get(b, 1)) for b in _allocated(kernel, "shared")]
+    total = sum(size * copies for size, copies in sizes if size is not None)
     if total > target.max_shared_memory_bytes:
         raise SpaceError(
             f"kernel {number} needs {total} bytes of shared memory per group, above the target's "

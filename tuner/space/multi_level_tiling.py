@@ -19,6 +19,12 @@ input is read through a "shared" cache computed at the outer reduction loop and
 fetched cooperatively: its loops are fused and split into ``[rest, threads..., vec]``
 where the thread factors are the very handles of the sampled thread tiles (so the
 fetch always uses the compute's thread count) and ``vec`` is drawn from [1, 2, 4].
+The loop around the fetches is software-pipelined as MetaSchedule does: the depth
+is drawn from 1 (no pipeline), 2, 3 and 4 stages among those whose multiplied shared
+tiles fit the target (and not above the loop's extent), and the loop is annotated
+``software_pipeline_stage = [0, ..., 0, depth - 1]`` (the copies in stage 0, the
+compute last), ``software_pipeline_order = [0, 1, ...]`` and, where the target copies
+asynchronously (CUDA sm_80+), ``software_pipeline_async_stages = [0]`` (cp.async).
 
 CPU, "SSRSRS": spatial levels parallel / outer / register / vector, reduction levels
 outer / inner; the outer spatial levels are fused into one ``parallel`` loop, the
@@ -47,6 +53,8 @@ from tir import Block, For, IntImm, IterKind, IterVar, PrimExpr, Var
 from tir.arith import Analyzer
 from tir.dtype import bytes_of
 from tir.functor import substitute
+from tir.stmt import SeqStmt
+from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
@@ -54,6 +62,8 @@ from .structure import annotate_unroll, fuse_loops, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
+# Software pipeline depths the GPU rule draws from (1: no pipeline).
+PIPELINE_STAGES = [1, 2, 3, 4]
 MAX_DRAFTS = 1024
 # Spatial levels from this one inward make one thread's accumulator tile (GPU: block, thread,
 # register, register; CPU: parallel, outer, register, vector).
@@ -152,11 +162,12 @@ class _TileLimits:
                 )
         else:
             self._check_threads(prod(f[1] for f in spatial), prefer)
-            # One thread group's tile: every level but the outermost (blockIdx for a spatial loop,
-            # the loop around the shared-memory fetch for a reduction loop).
-            self._check_shared(
-                self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)})
-            )
+            self._check_shared(self.shared_bytes(draft))
+
+    def shared_bytes(self, draft: list[list[int]]) -> int:
+        """Shared memory of one thread group's input tiles: every level but the outermost
+        (blockIdx for a spatial loop, the loop around the shared-memory fetch for a reduction loop)."""
+        return self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)})
 
     def _check_accumulators(self, elements: int) -> None:
         size, limit = elements * self.element_bytes, MAX_LOCAL_BYTES["gpu" if self.target.is_gpu else "c"]
@@ -214,7 +225,15 @@ def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _Ti
 class _Tiles:
     """The recorded tile handles of one block's loops, by loop kind, outermost level first."""
 
-    def __init__(self, sch: Schedule, loops: list[LoopRV], iters: list[IterVar], draft: list[list[int]]):
+    def __init__(
+        self,
+        sch: Schedule,
+        loops: list[LoopRV],
+        iters: list[IterVar],
+        draft: list[list[int]],
+        shared_bytes: int,
+    ):
+        self.shared_bytes = shared_bytes
         tiles = [
             sch.sample_perfect_tile(
                 loop, n=len(factors), max_innermost_factor=MAX_INNERMOST_FACTOR, decision=factors
@@ -253,7 +272,7 @@ def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int,
     counts = [spatial_levels if iv.kind is IterKind.SPATIAL else reduce_levels for iv in iters]
     limits = _TileLimits(node, iters, [n.extent.value for n in nodes], target)
     draft = _draft_tiles(sch, nodes, counts, limits)
-    tiles = _Tiles(sch, loops, iters, draft)
+    tiles = _Tiles(sch, loops, iters, draft, limits.shared_bytes(draft) if target.is_gpu else 0)
     write_back = sch.cache_write(block, 0, "local")
     inline_epilogues(sch, write_back)
     return block, write_back, tiles
@@ -284,7 +303,27 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     for index in range(len(sch.get(block).reads)):
         _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
     sch.decompose_reduction(block, _level(r, 0)[0])
+    _sample_pipeline(sch, fetch_at, tiles.shared_bytes, target)
     annotate_unroll(sch, block_x)
+
+
+def _sample_pipeline(sch: Schedule, loop: LoopRV, shared_bytes: int, target: Target) -> None:
+    """Draw a software pipeline depth for the loop around the fetches and annotate it (MetaSchedule's
+    stages: the copies first, the compute ``depth - 1`` iterations behind)."""
+    node = sch.get(loop)
+    statements = len(node.body.seq) if isinstance(node.body, SeqStmt) else 1
+    depths = [
+        d
+        for d in PIPELINE_STAGES
+        if d == 1 or (d <= node.extent.value and d * shared_bytes <= target.max_shared_memory_bytes)
+    ]
+    if statements < 2 or len(depths) < 2:
+        return
+    last_stage = sch.sample_categorical([d - 1 for d in depths], [1 / len(depths)] * len(depths))
+    sch.annotate(loop, STAGE_KEY, [0] * (statements - 1) + [last_stage])
+    sch.annotate(loop, ORDER_KEY, list(range(statements)))
+    if target.has_async_copy:
+        sch.annotate(loop, ASYNC_STAGES_KEY, [0])
 
 
 def _cooperative_fetch(

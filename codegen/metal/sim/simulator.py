@@ -15,9 +15,10 @@ thread per lane of a threadgroup with a barrier that detects deadlocks and
 divergent barrier counts) are linked into one shared object, cached under
 ``$TIR_CACHE_DIR/metal_sim`` (default ``~/.cache/tir``) and loaded with ctypes.
 
-A ``"metal -fast-math"`` target compiles with g++'s ``-ffast-math``, so the
-simulator takes the same liberties a GPU may then take (reassociation, no NaN or
-infinity); by default it follows IEEE like the Metal runtime's safe math mode.
+A ``"metal -fast-math"`` target compiles with g++'s ``-ffast-math`` optimizations
+(``FAST_MATH_FLAGS``: the flag's parts, which leave the process's floating-point
+mode alone), so the simulator takes the same liberties a GPU may then take
+(reassociation, no NaN or infinity); by default it follows IEEE like the Metal runtime's safe math mode.
 The simulator checks results; it never reports timings, which would say nothing
 about a GPU.
 """
@@ -57,6 +58,22 @@ COMPILE_FLAGS = (
     # [[buffer(0)]], [[thread_position_in_threadgroup]], ... mean nothing to g++.
     "-Wno-attributes",
     "-fno-diagnostics-color",
+)
+# What -ffast-math turns on, spelled out: with -ffast-math itself (or -funsafe-math-optimizations)
+# on the link line, g++ 12 links crtfastmath.o, whose constructor sets flush-to-zero and
+# denormals-are-zero for the whole Python process once ctypes loads the module (numpy's float32
+# subnormals read as 0 from then on). g++ 13's -mno-daz-ftz would say the same in one flag.
+FAST_MATH_FLAGS = (
+    "-fno-math-errno",
+    "-fno-signed-zeros",
+    "-fno-trapping-math",
+    "-fassociative-math",
+    "-freciprocal-math",
+    "-ffinite-math-only",
+    "-fno-rounding-math",
+    "-fno-signaling-nans",
+    "-fcx-limited-range",
+    "-fexcess-precision=fast",
 )
 TIMEOUT_ENV = "TIR_METAL_SIM_BARRIER_TIMEOUT"
 DEFAULT_BARRIER_TIMEOUT_S = 10.0
@@ -212,7 +229,7 @@ def load(
     if not barrier_timeout_s > 0:
         raise ValueError(f"barrier_timeout_s must be a positive number of seconds; got {barrier_timeout_s}")
     translation_unit = host_translation_unit(source, functions)
-    flags = (*COMPILE_FLAGS, "-ffast-math") if target.fast_math else COMPILE_FLAGS
+    flags = (*COMPILE_FLAGS, *FAST_MATH_FLAGS) if target.fast_math else COMPILE_FLAGS
     library = ctypes.CDLL(str(_compiled_library(translation_unit, source, flags)))
     library.tir_sim_launch.restype = ctypes.c_int
     library.tir_sim_launch.argtypes = [
