@@ -13,6 +13,7 @@ import numpy as np
 import tir
 from schedule import Schedule
 from schedule.errors import NotFoundError, ScheduleError
+from tests.tir.test_tvm_script_constructs import running_sum
 from tir import T
 
 from .util import assert_fails_unchanged, verify_trace_roundtrip
@@ -76,16 +77,6 @@ def test_the_other_blocks_schedule_as_usual():
 def test_get_block_of_a_missing_name_uses_tvms_phrase():
     sch = Schedule(scale_twice)
     assert_fails_unchanged(sch, NotFoundError, "Cannot find a block with the name: 'D'", sch.get_block, "D")
-
-
-@T.prim_func
-def running_sum(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-    for i in range(16):
-        with T.block("B"):
-            vi = T.axis.scan(16, i)
-            T.reads(A[vi], B[vi - 1])
-            T.writes(B[vi])
-            B[vi] = T.if_then_else(vi > 0, B[vi - 1], T.float32(0)) + A[vi]
 
 
 def test_a_scan_loop_is_not_parallelized_but_splits():

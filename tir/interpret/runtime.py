@@ -290,28 +290,16 @@ def power(x: float, y: float) -> float:
         return NAN
 
 
-_STRUCT_CODES = {
-    "float16": "e",
-    "float32": "f",
-    "float64": "d",
-    "int8": "b",
-    "int16": "h",
-    "int32": "i",
-    "int64": "q",
-    "uint8": "B",
-    "uint16": "H",
-    "uint32": "I",
-    "uint64": "Q",
-}
-
-
 def reinterpret(value, from_dtype: str, to_dtype: str):
-    """``T.reinterpret``: the bits of a scalar of ``from_dtype`` read as ``to_dtype`` (same width)."""
-    if from_dtype not in _STRUCT_CODES or to_dtype not in _STRUCT_CODES:
+    """``T.reinterpret``: the bits of a scalar of ``from_dtype`` read as ``to_dtype`` (same width).
+    Values here are numbers (float16 too: struct's "e"), not the stored bits of STORAGE_FORMATS."""
+    codes = {**STORAGE_FORMATS, "float16": "e"}
+    unsupported = ("bool", "bfloat16")
+    if from_dtype in unsupported or to_dtype in unsupported or not {from_dtype, to_dtype} <= codes.keys():
         raise IRError(f"the executor reinterprets scalar numbers only, not {from_dtype} as {to_dtype}")
     if _dt.is_float(from_dtype):
         value = float(value)
-    return struct.unpack(_STRUCT_CODES[to_dtype], struct.pack(_STRUCT_CODES[from_dtype], value))[0]
+    return struct.unpack(codes[to_dtype], struct.pack(codes[from_dtype], value))[0]
 
 
 def fma(a: float, b: float, c: float) -> float:
