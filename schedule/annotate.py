@@ -57,9 +57,11 @@ def _plain_value(value, node: Block | For, key: str):
         return value
     if isinstance(value, (list, tuple)):
         return [_plain_value(v, node, key) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _plain_value(v, node, key) for k, v in value.items()}  # TVM allows dicts too
     raise AnnotationValueError(
         f"can't annotate {describe(node)} with {key!r} = {value!r}: a {type(value).__name__} can't be "
-        "stored in a trace. Use an int, float, str, bool, or a list of them",
+        "stored in a trace. Use an int, float, str, bool, or a list or dict (string keys) of them",
         node,
     )
 

@@ -44,7 +44,14 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
         raise NotFoundError(f"there is no function {func_name!r}; the module has {', '.join(state.mod)}")
     index = state.index if func_name == state.func_name else StateIndex(state.mod[func_name])
     block = index.blocks.get(name)
-    if block is None or name == "root":
+    count = index.name_counts.get(name, 0)
+    if count > 1:
+        raise NotFoundError(
+            f"Found {count} blocks with the name: {name!r} in function {func_name!r}; a handle names one "
+            "block, so get_block needs names that are unique (TVM allows repeats but cannot pick one "
+            "either): rename the blocks in the script"
+        )
+    if block is None:
         names = [n for n in index.blocks if n != "root"]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else f" Blocks: {', '.join(names)}." if names else ""
@@ -55,7 +62,10 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
                 "T.block (a store such as `B[i] = ...` directly under a loop), which a schedule cannot "
                 'name: wrap the store in `with T.block("B"):` with `vi = T.axis.spatial(8, i)` iterators.'
             )
-        raise NotFoundError(f"no block named {name!r} in function {func_name!r}.{hint}")
+        raise NotFoundError(
+            f"Cannot find a block with the name: {name!r}; no block named {name!r} in function "
+            f"{func_name!r}.{hint}"
+        )
     state.func_name = func_name
     return block
 
@@ -90,8 +100,8 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
         found = state.index.blocks.get(scope_block)
         if found is None:
             raise NotFoundError(
-                f"no block named {scope_block!r} in function {state.func_name!r} to look for output "
-                f"blocks in. Blocks: {', '.join(state.index.blocks)}."
+                f"Cannot find a block with the name: {scope_block!r} in function {state.func_name!r} "
+                f"to look for output blocks in. Blocks: {', '.join(state.index.blocks)}."
             )
         scope_block = found
     if not isinstance(scope_block, Block):
@@ -149,7 +159,7 @@ class GetMethods:
         >>> sch.get_block("D")
         Traceback (most recent call last):
         ...
-        schedule.errors.NotFoundError: ScheduleError in get_block: no block named 'D' ... Blocks: C, B.
+        schedule.errors.NotFoundError: ScheduleError in get_block: Cannot find a block with the name: 'D'...
         <BLANKLINE>
         ...
         """

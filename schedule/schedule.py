@@ -139,6 +139,18 @@ class Schedule(
         """The node or value behind a handle: a For, a Block, or an int."""
         return self._resolve(rv)
 
+    def get_sref(self, rv_or_stmt):
+        """TVM's ``get_sref``: the StmtSRef (``.stmt``, ``.parent``) of a handle's loop or block, or of
+        a For/Block of the current function; it follows its node across later primitives.
+
+        >>> sch = Schedule(MyModule)                               # doctest: +SKIP
+        >>> sref = sch.get_sref(sch.get_block("C"))                # doctest: +SKIP
+        >>> sref.stmt.name, type(sref.parent.stmt).__name__        # doctest: +SKIP
+        ('C', 'For')
+        """
+        node = self._resolve(rv_or_stmt) if isinstance(rv_or_stmt, (BlockRV, LoopRV)) else rv_or_stmt
+        return self.state.get_sref(node)
+
     # ------------------------------------------------------------ queries (nothing recorded)
 
     def find_block(self, name: str) -> Block | None:
@@ -209,6 +221,11 @@ class Schedule(
             return key
         index = self.state.index
         node = index.loops.get(key) if isinstance(rv, LoopRV) else index.blocks.get(key[1])
+        if isinstance(rv, BlockRV) and index.name_counts.get(key[1], 0) > 1:
+            raise NotFoundError(
+                f"the handle refers to block {key[1]!r}, and the function now has "
+                f"{index.name_counts[key[1]]} blocks with the name: handles need unique block names"
+            )
         if node is None or (isinstance(rv, BlockRV) and key[0] != self.state.func_name):
             what = f"loop {key.name}" if isinstance(rv, LoopRV) else f"block {key[1]!r}"
             raise StaleHandleError(f"the handle refers to {what}, which no longer exists")

@@ -2,10 +2,14 @@
 
 A Buffer is compared by identity like a Var: two buffers with the same name and
 shape are different buffers. ``scope`` is "global", "shared" (Metal's
-threadgroup memory) or "local" (registers / thread memory). ``strides`` is empty
-for the row-major layout; compact_buffer_allocation sets it (one stride per
-dimension, in elements) for a buffer that ``storage_align`` pads, and
-flatten_buffer indexes and sizes the buffer by it.
+threadgroup memory) or "local" (registers / thread memory). The layout fields
+TVM's buffers carry (``strides``, ``elem_offset``, ``offset_factor``, ``align``)
+are kept as written: empty strides mean compact row-major, ``elem_offset`` None
+means 0; a buffer with ``offset_factor`` and no ``elem_offset`` gets a Var
+``<name>_elem_offset``, as in TVM, which tensorize binds to where a region starts.
+compact_buffer_allocation also sets ``strides`` (one per dimension, in elements)
+on a buffer that ``storage_align`` pads, and flatten_buffer indexes and sizes
+the buffer by them.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import dtype as _dt
-from .expr import BufferLoad, PrimExpr, Range, const
+from .expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
 
 SCOPES = ("global", "shared", "local")
 SCOPE_ALIASES = {"threadgroup": "shared", "thread": "local", "device": "global", "shared.dyn": "shared"}
@@ -37,6 +41,9 @@ class Buffer:
     dtype: str = "float32"
     scope: str = "global"
     strides: tuple[PrimExpr, ...] = ()
+    elem_offset: PrimExpr | None = None
+    offset_factor: int = 0
+    align: int = 0
 
     def __post_init__(self):
         _dt.check(self.dtype)
@@ -44,12 +51,31 @@ class Buffer:
             object.__setattr__(self, "scope", normalize_scope(self.scope))
         if not all(isinstance(s, PrimExpr) for s in self.shape):
             object.__setattr__(self, "shape", tuple(const(s) for s in self.shape))
-        if self.strides and len(self.strides) != len(self.shape):
-            raise ValueError(
-                f"buffer {self.name}: {len(self.strides)} strides for {len(self.shape)} dimensions"
-            )
         if not all(isinstance(s, PrimExpr) for s in self.strides):
             object.__setattr__(self, "strides", tuple(const(s) for s in self.strides))
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(
+                f"buffer {self.name} has {len(self.shape)} dimensions but {len(self.strides)} strides"
+            )
+        if self.elem_offset is not None and not isinstance(self.elem_offset, PrimExpr):
+            object.__setattr__(self, "elem_offset", const(self.elem_offset))
+        if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
+            object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
+        if self.elem_offset is None and self.offset_factor:
+            object.__setattr__(self, "elem_offset", Var(f"{self.name}_elem_offset", "int32"))
+
+    def is_compact(self) -> bool:
+        """True when the layout is the default one: row-major strides (or none) and offset 0."""
+        return self.elem_offset is None and self.has_compact_strides()
+
+    def has_compact_strides(self) -> bool:
+        """True when the strides are none or the row-major ones of the shape."""
+        expected = 1
+        for stride, extent in zip(reversed(self.strides), reversed(self.shape)):
+            if not (isinstance(stride, IntImm) and stride.value == expected and isinstance(extent, IntImm)):
+                return False
+            expected *= extent.value
+        return True
 
     @property
     def ndim(self) -> int:

@@ -193,8 +193,8 @@ def _dim_range(
     extent = analyzer.canonical_simplify(high - low + 1)
     if not isinstance(extent, IntImm):
         bound = analyzer.const_int_bound(extent).max_value
-        if bound >= POS_INF:
-            return keep
+        if bound >= POS_INF or not isinstance(full, IntImm):
+            return keep  # a dynamic dimension (n) is exact; a bound from n's dtype is not a size
         extent = IntImm(bound, full.dtype)
     if isinstance(full, IntImm) and extent.value >= full.value:
         return keep
