@@ -135,7 +135,7 @@ def test_printed_strides_parse_back_and_differ_structurally():
 
 
 def test_strided_buffer_refuses_a_wrong_stride_count():
-    with pytest.raises(ValueError, match="2 strides for 3 dimensions"):
+    with pytest.raises(ValueError, match="has 3 dimensions but 2 strides"):
         tir.Buffer("S", (2, 3, 4), strides=(12, 1))
 
 
