@@ -15,6 +15,7 @@ import difflib
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import Block, For
+from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 from tir.transform.unroll_loop import AUTO_UNROLL_KEY, PRAGMA_UNROLL_KEY
 
@@ -29,11 +30,13 @@ LOOP_ANNOTATIONS = {
 }
 BLOCK_ANNOTATIONS = {
     AUTO_UNROLL_KEY: "lower_opaque_block puts it on the outermost loops inside the block, as TVM",
+    "auto_copy": "read_at/write_at's copy block; its copy loops are already explicit, so it builds as "
+    "written (each thread runs the whole copy; TVM lowers it to a cooperative copy instead)",
+    BUFFER_DIM_ALIGN: "compact_buffer_allocation pads the written buffer's strides (storage_align)",
 }
 
 # Keys from TVM that we know and do not lower yet, with what to do instead.
 NOT_YET = {
-    "buffer_dim_align": "storage_align is recorded, but the lowering does not pad buffers yet",
     "pragma_unroll_explicit": "unrolling inside pragma_auto_unroll_max_step is always explicit here",
 }
 

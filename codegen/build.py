@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 
-from tir.analysis.flops import flop_count
+from tir.analysis.flops import FlopCountError, flop_count
 from tir.analysis.well_formed import verify_well_formed
 from tir.buffer import Buffer
+from tir.expr import IntImm, Var
 from tir.function import IRModule, PrimFunc
 
 from .annotations import check_annotations
+from .buffer_layouts import bind_buffer_layouts
 from .c_family import stored_buffers
 from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
@@ -87,9 +90,15 @@ def _build_function(
     name, func, target, printer_class, needs, dump, check_bounds
 ) -> tuple[list[str], CompiledFunction]:
     params = _param_specs(name, func)
+    func, shape_params = _shape_parameters(name, func, target)
+    params += shape_params
+    func = bind_buffer_layouts(func, f"function {name}")
     check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
-    flops = flop_count(func)
+    try:
+        flops = flop_count(func)
+    except FlopCountError:
+        flops = 0  # a dynamic shape: the count depends on the call (flop_count(func, shape_vars=...))
     try:
         verify_well_formed(func)
         lowered = lower_for_target(func, target, dump, check_bounds)
@@ -125,15 +134,39 @@ def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
             specs.append(BufferSpec(param.name, param.dtype, (), written=False, scalar=True))
             continue
         buffer = param
-        shape = buffer.static_shape()
-        if shape is None:
-            raise BuildError(
-                f"function {name}: buffer {buffer.name} has shape {tuple(str(d) for d in buffer.shape)}, "
-                "which is not constant; give every dimension a size (a dynamic shape without a size "
-                "cannot be built yet)"
-            )
-        specs.append(BufferSpec(buffer.name, buffer.dtype, shape, buffer in written))
+        shape = []
+        for dim in buffer.shape:
+            if not isinstance(dim, (IntImm, Var)):
+                raise BuildError(
+                    f"function {name}: buffer {buffer.name} has the dimension {dim!r}; a dimension is a "
+                    "constant or one variable (n), which the call reads from the array's shape"
+                )
+            shape.append(dim.value if isinstance(dim, IntImm) else dim.name)
+        specs.append(BufferSpec(buffer.name, buffer.dtype, tuple(shape), buffer in written))
     return tuple(specs)
+
+
+def _shape_parameters(name: str, func: PrimFunc, target: Target) -> tuple[PrimFunc, tuple[BufferSpec, ...]]:
+    """Dynamic shapes: each variable of a parameter's shape that is not itself a parameter becomes a
+    scalar parameter after the others, which the module fills from the first array with it."""
+    found: dict[Var, tuple[int, int]] = {}
+    for index, param in enumerate(func.params):
+        for dim, extent in enumerate(param.shape if isinstance(param, Buffer) else ()):
+            if isinstance(extent, Var) and extent not in func.params:
+                found.setdefault(extent, (index, dim))
+    if not found:
+        return func, ()
+    if target.is_gpu:
+        names = ", ".join(var.name for var in found)
+        raise BuildError(
+            f"function {name}: dynamic shapes ({names}) are built for the C target only so far; "
+            "build for 'c', or give the shapes sizes (the executor runs any shape)"
+        )
+    specs = tuple(
+        BufferSpec(var.name, var.dtype, (), written=False, scalar=True, shape_of=source)
+        for var, source in found.items()
+    )
+    return replace(func, params=(*func.params, *found)), specs
 
 
 def _loader(

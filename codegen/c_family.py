@@ -32,6 +32,7 @@ from tir.expr import (
     And,
     Broadcast,
     BufferLoad,
+    BufferPointer,
     Call,
     Cast,
     Div,
@@ -578,6 +579,15 @@ class CFamilyPrinter:
             return Code(f"{node.op.replace('.', '_')}({operands}, {self.name_of(state.buffer)})")
         if node.op == "if_then_else":
             return self.conditional(*node.args)
+        if node.op == "likely":  # a branch hint: the condition itself
+            return self.expr(node.args[0])
+        if node.op == "reinterpret":
+            return self.reinterpret(node.args[0], node.dtype)
+        if node.op == "call_extern":
+            function, *args = node.args
+            return self.call(function.value, args)
+        if node.op in _op.OPAQUE_CALLS:
+            return self.opaque_call(node)
         if node.op == ASYNC_COPY:
             return self.expr(node.args[0])
         if node.op == "sigmoid":
@@ -592,6 +602,25 @@ class CFamilyPrinter:
         return self.math_call(node.op, node.dtype, list(node.args))
 
     has_rsqrt = False
+
+    def reinterpret(self, value: PrimExpr, dtype: str) -> Code:
+        """``T.reinterpret``: C reads the bits through a union (defined behaviour in C11)."""
+        source, target = self.type_of(value.dtype), self.type_of(dtype)
+        return Code(f"((union {{ {source} from; {target} to; }}){{{self.expr(value).text}}}).to")
+
+    def opaque_call(self, node: Call) -> Code:
+        """A call the IR only carries (tir.op.OPAQUE_CALLS); a dialect that can spell one overrides."""
+        if node.op == "call_packed":
+            why = "TVM's packed-function runtime does not exist here; use T.call_extern to call a C function"
+        else:
+            why = "tensor-core intrinsics are not printed for this target"
+        raise BuildError(f"T.{node.op} cannot be built for target {self.target.kind!r}: {why}")
+
+    def expr_BufferPointer(self, node: BufferPointer) -> Code:
+        name = self.name_of(node.buffer)
+        if isinstance(node.offset, IntImm) and node.offset.value == 0:
+            return Code(name)
+        return Code(f"({name} + {self.expr(node.offset).text})")
 
     def warp_intrinsic(self, node: Call) -> Code:
         """A warp shuffle or reduction (tir/transform/lower_thread_allreduce.py); GPU dialects override."""

@@ -64,6 +64,7 @@ class Function:
     def __call__(self, *arrays) -> None:
         arrays, write_backs = bfloat16_arguments(self.spec, self.module.adopt(arrays))
         check_arguments(self.spec, arrays)
+        arrays = self.spec.with_shapes(arrays)
         if not self.spec.checks:
             self.module.loaded.run(self.spec.name, arrays)
         else:
@@ -182,6 +183,7 @@ class Module:
 
     def _time(self, spec: CompiledFunction, arrays: Sequence, number: int, repeat: int) -> list[float]:
         """The runtime's timings; a checked build passes its check state and raises if a check failed."""
+        arrays = spec.with_shapes(tuple(arrays))
         if not spec.checks:
             return self.loaded.time(spec.name, arrays, number, repeat)
         state = new_state(spec)
@@ -242,14 +244,29 @@ def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
     if len(arrays) != len(params):
         names = ", ".join(p.name for p in params)
         raise TypeError(f"{spec.name} takes {len(params)} arrays ({names}); got {len(arrays)}")
+    sizes: dict[str, int] = {}  # symbolic dimensions as the first array that has one gives them
     for position, (param, array) in enumerate(zip(params, arrays)):
         if param.scalar:
             scalar_argument(param.dtype, array, f"{spec.name}: argument {position} ({param.name})")
             continue
         shape = tuple(getattr(array, "shape", ()))
         dtype = str(getattr(array, "dtype", type(array).__name__))
-        if shape != param.shape or dtype != param.numpy_dtype:
+        expected = _expected_shape(param.shape, shape, sizes)
+        if shape != expected or dtype != param.numpy_dtype:
+            shown = tuple(param.shape) if expected == param.shape else f"{tuple(param.shape)} = {expected}"
             raise ValueError(
                 f"{spec.name}: argument {position} ({param.name}) must be a {param.numpy_dtype} array of "
-                f"shape {param.shape}; got {dtype} of shape {shape}"
+                f"shape {shown}; got {dtype} of shape {shape}"
             )
+
+
+def _expected_shape(declared: tuple, actual: tuple, sizes: dict[str, int]) -> tuple:
+    """``declared`` with its symbolic dimensions bound: by ``sizes``, or else by ``actual`` (recorded)."""
+    if len(declared) != len(actual):
+        return tuple(declared)
+    expected = []
+    for dim, size in zip(declared, actual):
+        if isinstance(dim, str):
+            dim = sizes.setdefault(dim, size)
+        expected.append(dim)
+    return tuple(expected)

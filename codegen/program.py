@@ -22,14 +22,17 @@ class BufferSpec:
 
     A scalar parameter (``scalar=True``, shape ``()``) is passed by value: a C
     argument, a CUDA kernel argument, a ``constant T&`` bound at its buffer
-    index in Metal.
+    index in Metal. A dynamic shape names its symbolic dimensions (``("n", 8)``);
+    each such variable is a scalar parameter after the user's ones, with
+    ``shape_of = (argument, dimension)`` saying which array's size gives it at call time.
     """
 
     name: str
     dtype: str
-    shape: tuple[int, ...]
+    shape: tuple[int | str, ...]
     written: bool = True
     scalar: bool = False
+    shape_of: tuple[int, int] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -83,8 +86,17 @@ class CompiledFunction:
 
     @property
     def arguments(self) -> tuple[BufferSpec, ...]:
-        """The parameters a caller passes (all but the check state of a checked build)."""
-        return self.params[:-1] if self.checks else self.params
+        """The parameters a caller passes (not the shape variables nor a checked build's check state)."""
+        params = self.params[:-1] if self.checks else self.params
+        return tuple(p for p in params if p.shape_of is None)
+
+    def with_shapes(self, arrays: tuple) -> tuple:
+        """The caller's ``arrays`` followed by the values of the shape variables, read from their sizes."""
+        sizes = [np.int64(np.shape(arrays[index])[dim]) for index, dim in self.shape_sources()]
+        return (*arrays, *sizes)
+
+    def shape_sources(self) -> list[tuple[int, int]]:
+        return [p.shape_of for p in self.params if p.shape_of is not None]
 
     def as_json(self) -> dict:
         """What a host program needs to call this function: parameters in argument order (dtype, shape,
@@ -114,4 +126,5 @@ def _buffer_json(spec: BufferSpec) -> dict:
         "shape": list(spec.shape),
         "written": spec.written,
         "scalar": spec.scalar,
+        **({"shape_of": list(spec.shape_of)} if spec.shape_of is not None else {}),
     }

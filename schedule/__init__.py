@@ -11,7 +11,10 @@ from .errors import ScheduleError, StaleHandleError
 from .instruction import BlockRV, ExprRV, LoopRV
 from .sampling import draw_perfect_tile
 from .schedule import Schedule
+from .sref import BlockScope, Dependency, DepKind, StmtSRef
+from .state import ScheduleState
 from .trace import Instruction, Trace
+from .tvm_trace import InstructionKind
 
 __all__ = [
     "Schedule",
@@ -19,6 +22,12 @@ __all__ = [
     "StaleHandleError",
     "Trace",
     "Instruction",
+    "InstructionKind",
+    "ScheduleState",
+    "StmtSRef",
+    "BlockScope",
+    "Dependency",
+    "DepKind",
     "BlockRV",
     "LoopRV",
     "ExprRV",

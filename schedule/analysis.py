@@ -127,18 +127,37 @@ def writers_of(blocks: list[Block], buffer: Buffer) -> list[Block]:
     return [b for b in blocks if any(w.buffer is buffer for w in b.writes)]
 
 
-def loads_of(node, buffer: Buffer) -> list[BufferLoad]:
-    """Every load of ``buffer`` in ``node``, inner loads first."""
+def loads_of(node, buffer: Buffer | None = None) -> list[BufferLoad]:
+    """Every load of ``buffer`` (None: of any buffer) in ``node``, inner loads first."""
     loads: list[BufferLoad] = []
 
     class _Finder(Visitor):
         def visit_BufferLoad(self, load: BufferLoad) -> None:
             self.generic_visit(load)
-            if load.buffer is buffer:
+            if buffer is None or load.buffer is buffer:
                 loads.append(load)
 
     _Finder().visit(node)
     return loads
+
+
+def accesses_of(block: Block) -> list[tuple[Buffer, tuple[PrimExpr, ...], bool]]:
+    """Every load and store in ``block``'s init and body: ``(buffer, indices, is_store)``."""
+    found: list[tuple[Buffer, tuple[PrimExpr, ...], bool]] = []
+
+    class _Walk(Visitor):
+        def visit_BufferLoad(self, load: BufferLoad) -> None:
+            found.append((load.buffer, load.indices, False))
+            self.generic_visit(load)
+
+        def visit_BufferStore(self, store: BufferStore) -> None:
+            found.append((store.buffer, store.indices, True))
+            self.generic_visit(store)
+
+    for part in (block.init, block.body):
+        if part is not None:
+            _Walk().visit(part)
+    return found
 
 
 def realizes_under(stmt) -> list[BlockRealize]:

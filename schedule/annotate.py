@@ -5,9 +5,9 @@ or a block (``T.block_attr({...})``) that later passes and the tuner read, such
 as ``pragma_auto_unroll_max_step``. They never change what is computed, so the
 checks here are about the values: they must be plain data (numbers, strings,
 booleans, lists of them) because traces store them as JSON. ``storage_align``
-records TVM's ``buffer_dim_align`` block annotation, which asks the lowering to
-pad a buffer's axis so that its stride is ``factor * k + offset`` (to avoid
-shared-memory bank conflicts).
+records TVM's ``buffer_dim_align`` block annotation, on which the lowering pads a
+buffer's axis so that its stride is ``factor * k + offset`` (to avoid shared-memory
+bank conflicts; tir/transform/compact_buffer_allocation.py).
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tir import Block, For
+from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 
 from .errors import ArgumentError, ScheduleError, describe
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState
-
-BUFFER_DIM_ALIGN = "buffer_dim_align"
 
 # ---------------------------------------------------------------- errors
 
@@ -58,9 +57,11 @@ def _plain_value(value, node: Block | For, key: str):
         return value
     if isinstance(value, (list, tuple)):
         return [_plain_value(v, node, key) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _plain_value(v, node, key) for k, v in value.items()}  # TVM allows dicts too
     raise AnnotationValueError(
         f"can't annotate {describe(node)} with {key!r} = {value!r}: a {type(value).__name__} can't be "
-        "stored in a trace. Use an int, float, str, bool, or a list of them",
+        "stored in a trace. Use an int, float, str, bool, or a list or dict (string keys) of them",
         node,
     )
 
@@ -224,7 +225,9 @@ class AnnotateMethods:
 
         ``storage_align`` in TVM (stored, as there, in the block annotation
         ``buffer_dim_align`` as ``[[buffer_index, axis, factor, offset], ...]``). Padding a
-        shared-memory tile's rows this way avoids bank conflicts.
+        shared-memory tile's rows this way avoids bank conflicts. The build pads the
+        allocation (compact_buffer_allocation gives the buffer TVM's padded strides); what
+        is computed does not change.
 
         Requirements: ``buffer_index`` is an index into the block's writes; ``axis`` is in
         range (negative counts from the end); ``factor > 0`` and ``0 <= offset < factor``;

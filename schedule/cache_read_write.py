@@ -21,14 +21,22 @@ from tir import (
     Block,
     Buffer,
 )
-from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
+from tir.buffer import BufferRegion
 from tir.functor import post_order_visit, substitute_buffers
 
 from .analysis import (
     child_blocks,
     writers_of,
 )
-from .cache_stage import CacheRewriter, cache_buffer, copy_stage, location_before_first, rewrite_scope
+from .cache_stage import (
+    CacheRewriter,
+    cache_buffer,
+    checked_scope,
+    copy_stage,
+    location_before_first,
+    rewrite_scope,
+)
+from .cache_stage import StorageScopeError as StorageScopeError  # this family's error
 from .cache_write_region import PartialWriteError as PartialWriteError  # this family's error
 from .cache_write_region import written_condition, written_region
 from .errors import ArgumentError, ScheduleError
@@ -36,10 +44,6 @@ from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
-
-
-class StorageScopeError(ScheduleError):
-    """The storage scope is not one we know ("global", "shared", "local" or a Metal alias)."""
 
 
 class BufferIndexError(ScheduleError):
@@ -59,17 +63,6 @@ class NonAllocatedBufferError(ScheduleError):
 
 
 # ---------------------------------------------------------------- shared checks
-
-
-def _storage_scope(scope: str, primitive_name: str) -> str:
-    try:
-        return normalize_scope(scope)
-    except (ValueError, TypeError):
-        aliases = ", ".join(f"{alias!r} for {SCOPE_ALIASES[alias]!r}" for alias in SCOPE_ALIASES)
-        raise StorageScopeError(
-            f"{primitive_name}: unknown storage scope {scope!r}; use one of "
-            f"{', '.join(repr(s) for s in SCOPES)} (also accepted: {aliases})"
-        ) from None
 
 
 def _region_list(regions: tuple[BufferRegion, ...]) -> str:
@@ -148,7 +141,7 @@ def cache_read(
     consumer_blocks: Block | list[Block] | None = None,
 ) -> Block:
     # Step 1. Check the scope, the index, the writers and the consumers.
-    scope_name = _storage_scope(storage_scope, "cache_read")
+    scope_name = checked_scope(storage_scope, "cache_read")
     buffer = _nth_buffer(block, read_buffer_index, "read", "read_buffer_index")
     scope = state.parent_block(state.realize_of(block))
     scope_blocks = child_blocks(scope)
@@ -200,7 +193,7 @@ def cache_write(
     consumer_blocks: Block | list[Block] | None = None,
 ) -> Block:
     # Step 1. Check the scope, the index, that the block is the only writer, and the consumers.
-    scope_name = _storage_scope(storage_scope, "cache_write")
+    scope_name = checked_scope(storage_scope, "cache_write")
     buffer = _nth_buffer(block, write_buffer_index, "write", "write_buffer_index")
     scope = state.parent_block(state.realize_of(block))
     scope_blocks = child_blocks(scope)
@@ -244,7 +237,7 @@ def cache_write(
 def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_scope: str) -> None:
     # Step 1. Find the buffer and where it is allocated.
     buffer = _nth_buffer(block, buffer_index, "write", "buffer_index")
-    scope_name = _storage_scope(storage_scope, "set_scope")
+    scope_name = checked_scope(storage_scope, "set_scope")
     if buffer.scope == scope_name:
         return None
     owner = next((b for b in state.index.blocks.values() if buffer in b.alloc_buffers), None)

@@ -1,8 +1,11 @@
 """The copy stage of cache_read and cache_write (cache_read_write.py): the copy block, the cache
-buffer, and the rewrite that points the scope's readers or writer at the cache."""
+buffer, and the rewrite that points the scope's readers or writer at the cache; and
+``spatial_stage``, the loop nest around one spatial block that the other staging primitives
+(reindex, transform_layout's padding) build."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from tir import (
@@ -23,12 +26,28 @@ from tir import (
     const,
 )
 from tir.arith import Analyzer
-from tir.buffer import BufferRegion
+from tir.buffer import SCOPE_ALIASES, SCOPES, BufferRegion, normalize_scope
 from tir.functor import Mutator, substitute
 from tir.stmt import BufferStore, seq
 
 from .analysis import child_blocks
+from .errors import ScheduleError
 from .state import ScheduleState
+
+
+class StorageScopeError(ScheduleError):
+    """The storage scope is not one we know ("global", "shared", "local" or a Metal alias)."""
+
+
+def checked_scope(scope: str, primitive_name: str) -> str:
+    try:
+        return normalize_scope(scope)
+    except (ValueError, TypeError):
+        aliases = ", ".join(f"{alias!r} for {SCOPE_ALIASES[alias]!r}" for alias in SCOPE_ALIASES)
+        raise StorageScopeError(
+            f"{primitive_name}: unknown storage scope {scope!r}; use one of "
+            f"{', '.join(repr(s) for s in SCOPES)} (also accepted: {aliases})"
+        ) from None
 
 
 def body_size(stmt: Stmt) -> int:
@@ -68,8 +87,10 @@ def copy_stage(
     compact: bool,
     into_cache: bool,
     written: tuple[tuple[Var, ...], PrimExpr] | None = None,
+    name: str | None = None,
 ):
-    """Loops ``ax*`` over ``region`` around a block named like ``cache`` that copies between the two.
+    """Loops ``ax*`` over ``region`` around a block named like ``cache`` (or ``name``) that copies
+    between the two.
 
     ``into_cache`` copies original -> cache (cache_read), else cache -> original
     (the write-back of cache_write). A ``compact`` cache starts at the region's
@@ -97,7 +118,7 @@ def copy_stage(
         if not analyzer.can_prove(condition):
             body = IfThenElse(condition, body)
     block = Block(
-        name=cache.name,
+        name=name or cache.name,
         iter_vars=tuple(iter_vars),
         reads=(BufferRegion(src, points(src_idx)),),
         writes=(BufferRegion(dst, points(dst_idx)),),
@@ -191,3 +212,26 @@ def rewrite_scope(state: ScheduleState, scope: Block, rewriter: CacheRewriter, c
     init = rewriter.visit(scope.init) if scope.init is not None else None
     new_scope = replace(scope, body=body, init=init, alloc_buffers=(*scope.alloc_buffers, cache))
     state.replace({scope: new_scope})
+
+
+def spatial_stage(
+    name: str,
+    extents: list[PrimExpr],
+    make_body: Callable[[list[Var]], tuple[Stmt, tuple, tuple]],
+    where: Callable[[list[Var]], PrimExpr] | None = None,
+) -> Stmt:
+    """Loops ``ax{k}`` over ``extents`` around block ``name`` whose spatial iterators ``v{k}`` are
+    bound to them. ``make_body(iterators)`` gives the block's ``(body, reads, writes)``;
+    ``where(loop_vars)``, if given, its predicate."""
+    loop_vars = [Var(f"ax{k}", e.dtype) for k, e in enumerate(extents)]
+    iter_vars = tuple(
+        IterVar(Var(f"v{k}", e.dtype), Range(const(0, e.dtype), e), IterKind.SPATIAL)
+        for k, e in enumerate(extents)
+    )
+    body, reads, writes = make_body([iv.var for iv in iter_vars])
+    block = Block(name=name, iter_vars=iter_vars, reads=reads, writes=writes, body=body)
+    predicate = const(True) if where is None else where(loop_vars)
+    stmt: Stmt = BlockRealize(tuple(loop_vars), predicate, block)
+    for loop_var, extent in reversed(list(zip(loop_vars, extents))):
+        stmt = For(loop_var, const(0, extent.dtype), extent, ForKind.SERIAL, stmt)
+    return stmt

@@ -40,9 +40,13 @@ from .state import ScheduleState
 class NotInSameScopeError(ScheduleError):
     """The loop is not in the block's scope (it is inside another block, or inside the block itself)."""
 
+    tvm_phrase = "Expected the block and loop to be under the same block scope"
+
 
 class LoopAncestorError(ScheduleError):
     """The loop already encloses the block; there is nothing to move it under."""
+
+    tvm_phrase = "and loop not to be the ancestor of block"
 
 
 class NotCompleteOrReductionBlockError(ScheduleError):
@@ -51,6 +55,8 @@ class NotCompleteOrReductionBlockError(ScheduleError):
 
 class OutputBlockError(ScheduleError):
     """compute_at of a block that writes a buffer the scope does not allocate (a function output)."""
+
+    tvm_phrase = "Cannot operate on an output block"
 
 
 class NotSingleWriterError(ScheduleError):
@@ -68,9 +74,17 @@ class NoProducerError(ScheduleError):
 class NotAncestorOfConsumerError(ScheduleError):
     """compute_at to a loop that does not enclose every consumer of the block."""
 
+    tvm_phrase = (
+        "The primitive requires all the consumer(s) of the given block to be present under the target loop"
+    )
+
 
 class NotAncestorOfProducerError(ScheduleError):
     """reverse_compute_at to a loop that does not enclose every producer of the block."""
+
+    tvm_phrase = (
+        "The primitive requires all the producer(s) of the given block to be present under the target loop"
+    )
 
 
 class InsertionPointError(ScheduleError):
@@ -79,6 +93,8 @@ class InsertionPointError(ScheduleError):
 
 class OnlyLeafError(ScheduleError):
     """The block is the only statement of its scope, so removing it would leave the scope empty."""
+
+    tvm_phrase = "Cannot remove the only leaf in the scope"
 
 
 class RegionPatternError(ScheduleError):

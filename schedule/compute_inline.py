@@ -50,21 +50,31 @@ class ReductionInlineError(ScheduleError):
 class NotSingleWriteError(ScheduleError):
     """The block to inline writes more than one buffer, or none."""
 
+    tvm_phrase = "The block is only allowed to write a single buffer region"
+
 
 class NotSingleReadError(ScheduleError):
     """The consumer to reverse-inline reads no buffer produced in its scope, or several."""
+
+    tvm_phrase = "The block is only allowed to read a single buffer region"
 
 
 class OutputBlockError(ScheduleError):
     """The buffer that inlining would eliminate is a parameter of the function."""
 
+    tvm_phrase = "Cannot operate on an output block"
+
 
 class InlineBodyError(ScheduleError):
     """The inlined block's body is not one store of the required injective form."""
 
+    tvm_phrase = "its body pattern does not meet the condition for inlining"
+
 
 class NotSingleProducerError(ScheduleError):
     """The buffer that inlining would eliminate has several writers (or none)."""
+
+    tvm_phrase = "is required to have only a single producer block"
 
 
 class OtherConsumersError(ScheduleError):
@@ -74,6 +84,8 @@ class OtherConsumersError(ScheduleError):
 class InlinePredicateError(ScheduleError):
     """reverse_compute_inline: the consumer has a ``T.where`` predicate."""
 
+    tvm_phrase = "its body pattern does not meet the condition for inlining"
+
 
 class NotCoveredError(ScheduleError):
     """reverse_compute_inline: the consumer reads elements the producer does not write."""
@@ -81,6 +93,8 @@ class NotCoveredError(ScheduleError):
 
 class OnlyLeafError(ScheduleError):
     """The block is the only statement of its scope, so removing it would leave the scope empty."""
+
+    tvm_phrase = "Cannot remove the only leaf in the scope"
 
 
 # ---------------------------------------------------------------- checks

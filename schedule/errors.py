@@ -1,7 +1,8 @@
 """Schedule errors: data about what was violated, rendered with the script marked.
 
 Every primitive family defines ``ScheduleError`` subclasses named after the
-condition it checks (``NotOnlyChildError``, ``WrongFactorProductError``, ...).
+condition it checks (``NotOnlyChildError``, ``WrongFactorProductError``, ...),
+each with TVM's key phrase for it where TVM has one (``tvm_phrase``).
 An error carries a message and the nodes to point at; ``Schedule`` renders it
 before it leaves, so ``str(error)`` always shows which primitive failed, why,
 and the current script with the offending loop or block underlined.
@@ -13,9 +14,18 @@ from tir import Block, For
 
 
 class ScheduleError(Exception):
-    """A schedule primitive could not be applied; the schedule is unchanged."""
+    """A schedule primitive could not be applied; the schedule is unchanged.
+
+    ``tvm_phrase``: the key words of TVM's message for the same condition, which users grep
+    for; a subclass sets it and the message gains a line quoting it (unless it says it already).
+    """
+
+    tvm_phrase: str | None = None
 
     def __init__(self, message: str, *nodes, primitive: str | None = None):
+        phrase = self.tvm_phrase
+        if phrase and phrase.lower() not in message.lower():
+            message = f"{message}\n(TVM says: {phrase})"
         super().__init__(message)
         self.message = message
         self.nodes = tuple(n for n in nodes if n is not None)

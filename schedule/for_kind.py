@@ -50,6 +50,8 @@ class ThreadTagConflictError(ScheduleError):
 class WrongBlockIterTypeError(ScheduleError):
     """A block binds a reduction (or opaque) iterator to the loop, so its iterations depend on each other."""
 
+    tvm_phrase = "cannot be fulfilled with regard to some of its underlying block"
+
 
 class ParallelReductionError(WrongBlockIterTypeError):
     """parallel on a loop that carries a reduction."""

@@ -1,8 +1,8 @@
 """Lookup primitives: get_block, get_loops, get_child_blocks, get_producers, get_consumers,
-get_output_blocks.
+get_output_blocks, and remove_rv, which forgets a handle.
 
 They change nothing, but they are traced like every primitive, because the
-handles they return are what later instructions refer to.
+handles they return (or forget) are what later instructions refer to.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tir.functor import post_order_visit
 
 from .analysis import child_blocks, consumers_of, producers_of, realizes_under, writes_outside_scope
 from .errors import ArgumentError, NotFoundError, describe
-from .instruction import BlockRV, LoopRV, primitive
+from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
 
 # ---------------------------------------------------------------- primitives
@@ -44,7 +44,14 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
         raise NotFoundError(f"there is no function {func_name!r}; the module has {', '.join(state.mod)}")
     index = state.index if func_name == state.func_name else StateIndex(state.mod[func_name])
     block = index.blocks.get(name)
-    if block is None or name == "root":
+    count = index.name_counts.get(name, 0)
+    if count > 1:
+        raise NotFoundError(
+            f"Found {count} blocks with the name: {name!r} in function {func_name!r}; a handle names one "
+            "block, so get_block needs names that are unique (TVM allows repeats but cannot pick one "
+            "either): rename the blocks in the script"
+        )
+    if block is None:
         names = [n for n in index.blocks if n != "root"]
         close = difflib.get_close_matches(name, names, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else f" Blocks: {', '.join(names)}." if names else ""
@@ -55,7 +62,10 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
                 "T.block (a store such as `B[i] = ...` directly under a loop), which a schedule cannot "
                 'name: wrap the store in `with T.block("B"):` with `vi = T.axis.spatial(8, i)` iterators.'
             )
-        raise NotFoundError(f"no block named {name!r} in function {func_name!r}.{hint}")
+        raise NotFoundError(
+            f"Cannot find a block with the name: {name!r}; no block named {name!r} in function "
+            f"{func_name!r}.{hint}"
+        )
     state.func_name = func_name
     return block
 
@@ -90,8 +100,8 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
         found = state.index.blocks.get(scope_block)
         if found is None:
             raise NotFoundError(
-                f"no block named {scope_block!r} in function {state.func_name!r} to look for output "
-                f"blocks in. Blocks: {', '.join(state.index.blocks)}."
+                f"Cannot find a block with the name: {scope_block!r} in function {state.func_name!r} "
+                f"to look for output blocks in. Blocks: {', '.join(state.index.blocks)}."
             )
         scope_block = found
     if not isinstance(scope_block, Block):
@@ -104,6 +114,11 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
 
 
 # ---------------------------------------------------------------- public methods
+
+
+@primitive()
+def remove_rv(state: ScheduleState, rv) -> None:
+    """Nothing to rewrite: the schedule forgets the handle after this checks that it is valid."""
 
 
 _EXAMPLE = """
@@ -144,7 +159,7 @@ class GetMethods:
         >>> sch.get_block("D")
         Traceback (most recent call last):
         ...
-        schedule.errors.NotFoundError: ScheduleError in get_block: no block named 'D' ... Blocks: C, B.
+        schedule.errors.NotFoundError: ScheduleError in get_block: Cannot find a block with the name: 'D'...
         <BLANKLINE>
         ...
         """
@@ -210,6 +225,23 @@ class GetMethods:
         ['B']
         """
         return self._run("get_output_blocks", scope_block=scope_block)
+
+    def remove_rv(self, rv: BlockRV | LoopRV | ExprRV) -> None:
+        """Forget a handle: later use of it is an error (TVM's ``remove_rv``).
+
+        Example
+        -------
+        {example}
+        >>> block = sch.get_block("B")
+        >>> sch.remove_rv(block)
+        >>> sch.get(block)
+        Traceback (most recent call last):
+        ...
+        schedule.errors.StaleHandleError: the handle was removed by remove_rv
+        """
+        self._run("remove_rv", rv=rv)
+        del self._keys[rv]
+        self._removed[rv] = "the handle was removed by remove_rv"
 
 
 for _method in vars(GetMethods).values():

@@ -41,7 +41,7 @@ from tir import dtype as _dt
 from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 
-from .analysis import check_constant_extent, check_serial, realizes_under
+from .analysis import check_serial, realizes_under
 from .block_properties import check_affine_binding
 from .errors import ArgumentError, ScheduleError
 from .instruction import ExprRV, LoopRV, primitive
@@ -57,37 +57,55 @@ class NonPositiveFactorError(ScheduleError):
 class NotSingleInferFactorError(ScheduleError):
     """More than one split factor is None; only one can be inferred from the others."""
 
+    tvm_phrase = "Only one factor can be specified as -1 or none"
+
 
 class WrongFactorProductError(ScheduleError):
     """The split factors multiply to less than the loop's extent, so some iterations would be lost."""
+
+    tvm_phrase = "The product of factors is not larger than or equal to the extent of loop"
 
 
 class LoopNotStartingAtZeroError(ScheduleError):
     """The loop starts at a value other than 0 (``range(a, b)``); split and fuse need loops from 0."""
 
+    tvm_phrase = "The primitive only supports loop starting with 0"
+
 
 class AnnotatedLoopError(ScheduleError):
     """The loop has annotations that split or fuse would lose."""
+
+    tvm_phrase = "The primitive can't be applied because the loop has annotation or thread binding"
 
 
 class NotOnlyChildError(ScheduleError):
     """A loop to fuse has more in its body than the next loop to fuse."""
 
+    tvm_phrase = "The inner loop is not the only child of outer loop"
+
 
 class LoopsNotAChainError(ScheduleError):
     """The loops are not nested one in another along a single-branch path inside one block."""
+
+    tvm_phrase = "The loops are not in a chain"
 
 
 class DuplicateLoopError(ScheduleError):
     """The same loop is given twice."""
 
+    tvm_phrase = "Some loop appears in the input array for multiple times"
+
 
 class DependentLoopError(ScheduleError):
     """A loop's extent or start depends on a loop that the rewrite would put inside it, or merge with it."""
 
+    tvm_phrase = "is dependent on another loop"
+
 
 class OpaqueIterTypeError(ScheduleError):
     """A block under the loops has an opaque iterator, whose iterations may not be reordered."""
+
+    tvm_phrase = "have block iter type other than data-parallel or reduction"
 
 
 # ---------------------------------------------------------------- helpers
@@ -221,8 +239,9 @@ class _LoopVarRewriter(Mutator):
 # ---------------------------------------------------------------- split
 
 
-def _check_factors(loop: For, factors, extent: int) -> list[int]:
-    """The factors as ints, the one None (if any) inferred as ceil(extent / product of the others)."""
+def _check_factors(loop: For, factors, extent: int | None) -> list[int | None]:
+    """The factors as ints, the one None (if any) inferred as ceil(extent / product of the others);
+    for a symbolic extent (``extent`` None) the None stays, to become an expression of the extent."""
     name = loop.loop_var.name
     if not isinstance(factors, (list, tuple)) or not factors:
         raise ArgumentError(
@@ -230,6 +249,7 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
             f"got {factors!r}",
             loop,
         )
+    factors = [None if f == -1 and isinstance(f, int) and not isinstance(f, bool) else f for f in factors]
     inferred = [position for position, f in enumerate(factors) if f is None]
     if len(inferred) > 1:
         raise NotSingleInferFactorError(
@@ -253,6 +273,8 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
                 loop,
             )
     known = prod(f for f in factors if f is not None)
+    if extent is None:
+        return list(factors)
     if inferred:
         return [-(-extent // known) if f is None else f for f in factors]
     if known < extent:
@@ -265,6 +287,15 @@ def _check_factors(loop: For, factors, extent: int) -> list[int]:
     return list(factors)
 
 
+def _split_extents(
+    analyzer: Analyzer, extent: PrimExpr, sizes: list[int | None], dtype: str
+) -> list[PrimExpr]:
+    """The new loops' extents; the factor left as None (a symbolic extent) is ceil(extent / the others)."""
+    known = prod(size for size in sizes if size is not None)
+    inferred = analyzer.simplify(op.floordiv(op.add(op.cast(dtype, extent), known - 1), known))
+    return [inferred if size is None else IntImm(size, dtype) for size in sizes]
+
+
 @primitive()
 def split(
     state: ScheduleState,
@@ -274,26 +305,31 @@ def split(
     disable_predication: bool = False,
 ) -> list[For]:
     _check_plain(loop, "split")
-    extent = check_constant_extent(loop, "split")
-    sizes = _check_factors(loop, factors, extent)
+    symbolic = not isinstance(loop.extent, IntImm)
+    sizes = _check_factors(loop, factors, None if symbolic else loop.extent.value)
 
     old_var = loop.loop_var
     dtype = old_var.dtype
     new_vars = [Var(f"{old_var.name}_{position}", dtype) for position in range(len(sizes))]
     analyzer = _outer_analyzer(state, loop, preserve_unit_iters)
+    extents = _split_extents(analyzer, loop.extent, sizes, dtype)
     fused: PrimExpr = IntImm(0, dtype)
-    for var, size in zip(new_vars, sizes):
-        _bind_loop(analyzer, var, IntImm(0, dtype), IntImm(size, dtype), preserve_unit_iters)
+    for var, size in zip(new_vars, extents):
+        _bind_loop(analyzer, var, IntImm(0, dtype), size, preserve_unit_iters)
         fused = fused * size + var
     fused = analyzer.simplify(fused)
-    # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent.
-    predicate = None if prod(sizes) == extent or disable_predication else op.lt(fused, IntImm(extent, dtype))
+    # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent
+    # (for a symbolic extent, when the analyzer proves the guard, as TVM).
+    exact = not symbolic and prod(sizes) == loop.extent.value
+    guard = op.lt(fused, op.cast(dtype, loop.extent))
+    needed = not (exact or disable_predication or (symbolic and analyzer.can_prove(guard)))
+    predicate = guard if needed else None
 
     unit_vars = {var for var, size in zip(new_vars, sizes) if size == 1}
     rewriter = _LoopVarRewriter({old_var: fused}, analyzer, preserve_unit_iters, unit_vars, predicate)
     body = rewriter.visit(loop.body)
-    for var, size in reversed(list(zip(new_vars, sizes))):
-        body = For(var, IntImm(0, dtype), IntImm(size, dtype), ForKind.SERIAL, body)
+    for var, size in reversed(list(zip(new_vars, extents))):
+        body = For(var, IntImm(0, dtype), size, ForKind.SERIAL, body)
     state.replace({loop: body})
     return [state.index.loops[var] for var in new_vars]
 
@@ -478,10 +514,11 @@ def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
 
 
 def _plain_factor(factor):
-    """Sampled handles and None stay; integer-like values (numpy ints, IntImm) become ints for the trace."""
-    if factor is None or isinstance(factor, (ExprRV, bool, int)) or not hasattr(factor, "__index__"):
+    """Sampled handles and None stay; integer-like values (numpy ints, IntImm) become ints for the trace;
+    -1 is TVM's spelling of None (the factor to infer)."""
+    if factor is None or isinstance(factor, (ExprRV, bool)) or not hasattr(factor, "__index__"):
         return factor
-    return int(factor)
+    return None if int(factor) == -1 else int(factor)
 
 
 class LoopTransformationMethods:

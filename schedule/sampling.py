@@ -26,10 +26,6 @@ from .state import ScheduleState
 # ---------------------------------------------------------------- errors
 
 
-class NonConstantExtentError(ScheduleError):
-    """sample_perfect_tile: the loop's extent is not a known integer."""
-
-
 class InvalidTileError(ScheduleError):
     """sample_perfect_tile: bad ``n`` or ``max_innermost_factor``, or no tiling satisfies them."""
 
@@ -102,6 +98,19 @@ def _check_tiling(loop: For, extent: int, n: int, max_innermost: int, decision) 
     return list(decision)
 
 
+def _symbolic_tiling(loop: For, n: int, decision) -> list[int]:
+    """A loop of symbolic extent gets TVM's fallback ``[-1, 1, ..., 1]``: split infers the outermost
+    factor (-1 means None there), so the loop keeps its extent and the inner tiles are 1."""
+    fallback = [-1] + [1] * (n - 1)
+    if decision is not None and list(decision) != fallback:
+        raise InvalidDecisionError(
+            f"the decision {decision!r} for loop {loop.loop_var.name} of symbolic extent {loop.extent!r} "
+            f"must be {fallback}, the only tiling sample_perfect_tile gives such a loop.",
+            loop,
+        )
+    return fallback
+
+
 def draw_perfect_tile(
     loop: For,
     n: int,
@@ -115,7 +124,8 @@ def draw_perfect_tile(
     and records the one it keeps with ``sample_perfect_tile(..., decision=draft)``.
     Draws uniformly among the ``n``-factor products equal to the loop's extent with
     the innermost factor at most ``max_innermost_factor`` (-1 or None: no limit);
-    with ``decision``, checks it instead. Raises the ``ScheduleError`` that
+    with ``decision``, checks it instead. A loop of symbolic extent gets ``[-1, 1, ..., 1]``
+    (TVM's fallback; ``split`` reads -1 as the factor to infer). Raises the ``ScheduleError`` that
     ``sample_perfect_tile`` would (not rendered: there is no schedule).
 
     >>> import random
@@ -126,12 +136,10 @@ def draw_perfect_tile(
     (64, True)
     """
     extent = getattr(loop.extent, "value", None)
-    if not isinstance(extent, int):
-        raise NonConstantExtentError(
-            f"can't tile loop {loop.loop_var.name}: its extent {loop.extent!r} is not a constant.", loop
-        )
     if not isinstance(n, int) or n < 1:
         raise InvalidTileError(f"n={n!r} tiles of loop {loop.loop_var.name}: n must be at least 1.", loop)
+    if not isinstance(extent, int):
+        return _symbolic_tiling(loop, n, decision)
     no_limit = max_innermost_factor is None or max_innermost_factor == -1
     max_innermost = extent if no_limit else max_innermost_factor
     if not isinstance(max_innermost, int) or max_innermost < 1:

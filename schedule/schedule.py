@@ -20,17 +20,30 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .block_iters import BlockIterMethods
 from .blockize import BlockizeMethods
+from .cache_index import CacheIndexMethods
+from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
+from .decompose_padding import DecomposePaddingMethods
 from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
 from .for_kind import ForKindMethods
+from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
+from .layout_transformation import LayoutTransformationMethods
+from .loop_partition import LoopPartitionMethods
 from .loop_transformation import LoopTransformationMethods
+from .merge import MergeMethods
+from .pad_einsum import PadEinsumMethods
+from .read_write_at import ReadWriteAtMethods
 from .reduction import ReductionMethods
+from .reindex import ReindexMethods
+from .rolling_buffer import RollingBufferMethods
 from .sampling import SamplingMethods
+from .set_dtype import SetDtypeMethods
 from .state import ScheduleState
 from .tensorize import TensorizeMethods
 from .trace import Instruction, Trace
@@ -48,6 +61,19 @@ class Schedule(
     SamplingMethods,
     BlockizeMethods,
     TensorizeMethods,
+    LayoutTransformationMethods,
+    ReindexMethods,
+    CacheInplaceMethods,
+    CacheIndexMethods,
+    LoopPartitionMethods,
+    DecomposePaddingMethods,
+    PadEinsumMethods,
+    BlockIterMethods,
+    SetDtypeMethods,
+    RollingBufferMethods,
+    ReadWriteAtMethods,
+    MergeMethods,
+    FuseEpilogueMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 
@@ -116,6 +142,18 @@ class Schedule(
     def get(self, rv):
         """The node or value behind a handle: a For, a Block, or an int."""
         return self._resolve(rv)
+
+    def get_sref(self, rv_or_stmt):
+        """TVM's ``get_sref``: the StmtSRef (``.stmt``, ``.parent``) of a handle's loop or block, or of
+        a For/Block of the current function; it follows its node across later primitives.
+
+        >>> sch = Schedule(MyModule)                               # doctest: +SKIP
+        >>> sref = sch.get_sref(sch.get_block("C"))                # doctest: +SKIP
+        >>> sref.stmt.name, type(sref.parent.stmt).__name__        # doctest: +SKIP
+        ('C', 'For')
+        """
+        node = self._resolve(rv_or_stmt) if isinstance(rv_or_stmt, (BlockRV, LoopRV)) else rv_or_stmt
+        return self.state.get_sref(node)
 
     # ------------------------------------------------------------ queries (nothing recorded)
 
@@ -187,6 +225,11 @@ class Schedule(
             return key
         index = self.state.index
         node = index.loops.get(key) if isinstance(rv, LoopRV) else index.blocks.get(key[1])
+        if isinstance(rv, BlockRV) and index.name_counts.get(key[1], 0) > 1:
+            raise NotFoundError(
+                f"the handle refers to block {key[1]!r}, and the function now has "
+                f"{index.name_counts[key[1]]} blocks with the name: handles need unique block names"
+            )
         if node is None or (isinstance(rv, BlockRV) and key[0] != self.state.func_name):
             what = f"loop {key.name}" if isinstance(rv, LoopRV) else f"block {key[1]!r}"
             raise StaleHandleError(f"the handle refers to {what}, which no longer exists")

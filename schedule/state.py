@@ -26,6 +26,7 @@ from tir import (
     Var,
 )
 from tir.functor import StmtMutator
+from tir.stmt import seq
 
 
 class StateIndex:
@@ -35,6 +36,8 @@ class StateIndex:
         self.loops: dict[Var, For] = {}
         self.blocks: dict[str, Block] = {}
         self.realizes: dict[str, BlockRealize] = {}
+        self.realize_of_block: dict[int, BlockRealize] = {}  # by the block's id: names may repeat
+        self.name_counts: dict[str, int] = {}  # TVM allows two blocks of one name; a handle is then ambiguous
         self.parent: dict[int, Stmt | None] = {}
         self._walk(func.body, None)
 
@@ -45,9 +48,11 @@ class StateIndex:
             self._walk(stmt.body, stmt)
         elif isinstance(stmt, BlockRealize):
             self.realizes[stmt.block.name] = stmt
+            self.realize_of_block[id(stmt.block)] = stmt
             self._walk(stmt.block, stmt)
         elif isinstance(stmt, Block):
             self.blocks[stmt.name] = stmt
+            self.name_counts[stmt.name] = self.name_counts.get(stmt.name, 0) + 1
             if stmt.init is not None:
                 self._walk(stmt.init, stmt)
             self._walk(stmt.body, stmt)
@@ -88,8 +93,6 @@ class _Replacer(StmtMutator):
         return super().visit(node)
 
     def visit_SeqStmt(self, node):
-        from tir.stmt import seq
-
         new = [self.visit(s) for s in node.seq]
         if all(a is b for a, b in zip(new, node.seq)):
             return node
@@ -123,8 +126,17 @@ class ScheduleState:
     def set_func(self, func: PrimFunc) -> None:
         self.mod = self.mod.with_function(self.func_name, func)
 
-    def replace(self, mapping: dict[Stmt, Stmt | None]) -> None:
-        """Replace statements of the current function (None removes a statement from a sequence)."""
+    def replace(self, mapping, tgt_stmt: Stmt | None = None, block_sref_reuse=None) -> None:
+        """Replace statements of the current function (None removes a statement from a sequence).
+
+        ``mapping`` is ``{old: new}``, or TVM's form ``replace(src_sref, tgt_stmt)`` with a
+        StmtSRef (schedule/sref.py); srefs follow their loop variable or block name, so TVM's
+        ``block_sref_reuse`` is implied and ignored.
+        """
+        from .sref import StmtSRef  # sref.py builds on this module
+
+        if isinstance(mapping, StmtSRef):
+            mapping = {mapping.stmt: tgt_stmt}
         func = self.func
         parents = self.index.parent
         on_path: set[int] = set()
@@ -135,6 +147,18 @@ class ScheduleState:
                 parent = parents.get(id(parent))
         body = _Replacer({id(k): v for k, v in mapping.items()}, on_path).visit(func.body)
         self.set_func(dc_replace(func, body=body))
+
+    def get_sref(self, stmt: Stmt):
+        """TVM's ``state.get_sref``: the StmtSRef of a loop or block (schedule/sref.py)."""
+        from .sref import sref_of
+
+        return sref_of(self, stmt)
+
+    def get_block_scope(self, block_sref):
+        """TVM's ``state.get_block_scope``: the dependencies among the blocks under a scope block."""
+        from .sref import block_scope
+
+        return block_scope(self, block_sref)
 
     def parent(self, stmt: Stmt) -> Stmt | None:
         return self.index.parent.get(id(stmt))
@@ -151,7 +175,7 @@ class ScheduleState:
     def loops_of(self, block: Block) -> list[For]:
         """The loops enclosing a block up to its parent block, outermost first."""
         loops = []
-        for anc in self.ancestors(self.index.realizes[block.name]):
+        for anc in self.ancestors(self.realize_of(block)):
             if isinstance(anc, Block):
                 break
             if isinstance(anc, For):
@@ -159,7 +183,7 @@ class ScheduleState:
         return loops[::-1]
 
     def realize_of(self, block: Block) -> BlockRealize:
-        return self.index.realizes[block.name]
+        return self.index.realize_of_block[id(block)]
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``... if a block, parameter or buffer already has it."""
@@ -172,6 +196,18 @@ class ScheduleState:
             n += 1
             name = f"{base}_{n}"
         return name
+
+    def insert_beside(self, block: Block, stage: Stmt, after: bool) -> None:
+        """Put ``stage`` right before (or after) the statement of ``block``'s scope that holds it."""
+        realize = self.realize_of(block)
+        scope = self.parent_block(realize)
+        in_seq = isinstance(scope.body, SeqStmt)
+        path = [realize, *self.ancestors(realize)]
+        top = next(s for s in path if self.parent(s) is (scope.body if in_seq else scope))
+        items = list(scope.body.seq) if in_seq else [scope.body]
+        position = next(i for i, s in enumerate(items) if s is top) + (1 if after else 0)
+        items.insert(position, stage)
+        self.replace({scope: dc_replace(scope, body=seq(*items))})
 
     def parent_block(self, stmt: Stmt) -> Block:
         for anc in self.ancestors(stmt):

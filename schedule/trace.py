@@ -23,23 +23,64 @@ from typing import Any
 
 from .errors import ScheduleError
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV
+from .tvm_trace import InstructionKind
+from .tvm_trace import arguments as tvm_arguments
 
 TRACE_VERSION = 1
 _RV_TYPES = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Instruction:
+    """One applied primitive. Also made TVM's way: ``Instruction(InstructionKind.get("Split"),
+    inputs=[loop, None, 16], attrs=[True, False], outputs=[l0, l1])`` (schedule/tvm_trace.py)."""
+
     kind: str
     args: dict[str, Any]
     outputs: tuple[_RV, ...]
     decision: Any = None
     outputs_is_list: bool = False
 
+    def __init__(
+        self,
+        kind: str | InstructionKind,
+        args: dict[str, Any] | None = None,
+        outputs=(),
+        decision: Any = None,
+        outputs_is_list: bool = False,
+        *,
+        inputs: list | None = None,
+        attrs: list | None = None,
+    ):
+        if isinstance(kind, InstructionKind) or inputs is not None or attrs is not None:
+            name = kind.name if isinstance(kind, InstructionKind) else InstructionKind.get(kind).name
+            args, outputs_is_list = tvm_arguments(name, list(inputs or []), list(attrs or []))
+            kind = name
+        for key, value in (
+            ("kind", kind),
+            ("args", dict(args or {})),
+            ("outputs", tuple(outputs)),
+            ("decision", decision),
+            ("outputs_is_list", outputs_is_list),
+        ):
+            object.__setattr__(self, key, value)
 
-@dataclass
+    def __hash__(self) -> int:  # by identity, so TVM's decisions {instruction: value} work
+        return id(self)
+
+
+@dataclass(init=False)
 class Trace:
+    """The instructions a schedule applied. ``Trace(insts, decisions)`` also takes TVM's
+    ``decisions`` (instruction -> decision); the ``decisions`` property is ours (index -> decision)."""
+
     insts: list[Instruction] = field(default_factory=list)
+
+    def __init__(self, insts: list[Instruction] | None = None, decisions: dict | None = None):
+        decided = decisions or {}
+        self.insts = [
+            replace(inst, decision=decided[inst]) if inst in decided else inst for inst in insts or []
+        ]
 
     def append(self, inst: Instruction) -> None:
         self.insts.append(inst)
@@ -135,7 +176,7 @@ class Trace:
         for inst in self.insts:
             varargs = PRIMITIVES[inst.kind].varargs
             args = ", ".join(
-                _python(v, names)[1:-1] if k == varargs else f"{k}={_python(v, names)}"
+                _python(v, names)[1:-1] if k == varargs else f"{k}={_python_arg(k, v, names)}"
                 for k, v in inst.args.items()
             )
             if PRIMITIVES[inst.kind].sampling:
@@ -206,12 +247,16 @@ def _encode(value, names: dict[_RV, str]):
         return {"rv": names[value]}
     if isinstance(value, (list, tuple)):
         return [_encode(v, names) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: _encode(v, names) for k, v in value.items()}}  # {"rv": ...} is a handle
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot store {value!r} in a trace")
 
 
 def _decode(value, rvs: dict[str, _RV], number: int):
+    if isinstance(value, dict) and "dict" in value:
+        return {k: _decode(v, rvs, number) for k, v in value["dict"].items()}
     if isinstance(value, dict):
         name = value.get("rv")
         if name not in rvs:
@@ -227,7 +272,16 @@ def _python(value, names: dict[_RV, str]) -> str:
         return names[value]
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_python(v, names) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_python(v, names)}" for k, v in value.items()) + "}"
     return repr(value)
+
+
+def _python_arg(key: str, value, names: dict[_RV, str]) -> str:
+    """An index map (stored as its lambda's text) prints as the lambda itself, as TVM's traces do."""
+    if key == "index_map" and isinstance(value, str) and value.startswith("lambda "):
+        return value
+    return _python(value, names)
 
 
 def _map_rvs(value, rv_map: dict[_RV, Any], number: int):
@@ -237,4 +291,6 @@ def _map_rvs(value, rv_map: dict[_RV, Any], number: int):
         return rv_map[value]
     if isinstance(value, (list, tuple)):
         return [_map_rvs(v, rv_map, number) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_rvs(v, rv_map, number) for k, v in value.items()}
     return value

@@ -60,6 +60,7 @@ from .expr import (
 )
 from .function import IRModule, PrimFunc
 from .functor import Mutator, Visitor, post_order_visit, substitute
+from .index_map import IndexMap, IndexMapError
 from .stmt import (
     Allocate,
     Block,

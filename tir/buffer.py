@@ -2,7 +2,14 @@
 
 A Buffer is compared by identity like a Var: two buffers with the same name and
 shape are different buffers. ``scope`` is "global", "shared" (Metal's
-threadgroup memory) or "local" (registers / thread memory).
+threadgroup memory) or "local" (registers / thread memory). The layout fields
+TVM's buffers carry (``strides``, ``elem_offset``, ``offset_factor``, ``align``)
+are kept as written: empty strides mean compact row-major, ``elem_offset`` None
+means 0; a buffer with ``offset_factor`` and no ``elem_offset`` gets a Var
+``<name>_elem_offset``, as in TVM, which tensorize binds to where a region starts.
+compact_buffer_allocation also sets ``strides`` (one per dimension, in elements)
+on a buffer that ``storage_align`` pads, and flatten_buffer indexes and sizes
+the buffer by them.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import dtype as _dt
-from .expr import BufferLoad, PrimExpr, Range, const
+from .expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
 
 # Fragments live in registers spread over a simdgroup (warp); the names are TVM's where it has them.
 FRAGMENT_SCOPES = ("metal.simdgroup", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "warp")
@@ -46,6 +53,10 @@ class Buffer:
     shape: tuple[PrimExpr, ...]
     dtype: str = "float32"
     scope: str = "global"
+    strides: tuple[PrimExpr, ...] = ()
+    elem_offset: PrimExpr | None = None
+    offset_factor: int = 0
+    align: int = 0
 
     def __post_init__(self):
         _dt.check(self.dtype)
@@ -53,6 +64,31 @@ class Buffer:
             object.__setattr__(self, "scope", normalize_scope(self.scope))
         if not all(isinstance(s, PrimExpr) for s in self.shape):
             object.__setattr__(self, "shape", tuple(const(s) for s in self.shape))
+        if not all(isinstance(s, PrimExpr) for s in self.strides):
+            object.__setattr__(self, "strides", tuple(const(s) for s in self.strides))
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(
+                f"buffer {self.name} has {len(self.shape)} dimensions but {len(self.strides)} strides"
+            )
+        if self.elem_offset is not None and not isinstance(self.elem_offset, PrimExpr):
+            object.__setattr__(self, "elem_offset", const(self.elem_offset))
+        if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
+            object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
+        if self.elem_offset is None and self.offset_factor:
+            object.__setattr__(self, "elem_offset", Var(f"{self.name}_elem_offset", "int32"))
+
+    def is_compact(self) -> bool:
+        """True when the layout is the default one: row-major strides (or none) and offset 0."""
+        return self.elem_offset is None and self.has_compact_strides()
+
+    def has_compact_strides(self) -> bool:
+        """True when the strides are none or the row-major ones of the shape."""
+        expected = 1
+        for stride, extent in zip(reversed(self.strides), reversed(self.shape)):
+            if not (isinstance(stride, IntImm) and stride.value == expected and isinstance(extent, IntImm)):
+                return False
+            expected *= extent.value
+        return True
 
     @property
     def ndim(self) -> int:
@@ -71,11 +107,16 @@ class Buffer:
         return BufferRegion(self, tuple(Range(const(0, s.dtype), s) for s in self.shape))
 
     def static_nbytes(self) -> int | None:
-        """Bytes the buffer occupies, or None when a dimension is symbolic."""
+        """Bytes the buffer occupies (padding included), or None when a dimension is symbolic."""
         shape = self.static_shape()
         if shape is None:
             return None
         size = _dt.bytes_of(self.dtype)
+        if self.strides:
+            outer = self.strides[0]
+            if not hasattr(outer, "value") or not isinstance(outer.value, int):
+                return None
+            return size * (shape[0] * outer.value if shape else 1)
         for extent in shape:
             size *= extent
         return size
@@ -91,7 +132,8 @@ class Buffer:
 
     def __repr__(self) -> str:
         shape = ", ".join(repr(s) for s in self.shape)
-        return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r})"
+        strides = f", strides=({', '.join(repr(s) for s in self.strides)})" if self.strides else ""
+        return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r}{strides})"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -348,6 +348,24 @@ class BufferLoad(PrimExpr):
 
 
 @node
+class BufferPointer(PrimExpr):
+    """The address of ``buffer``'s element ``offset`` (counted flat, row-major), as an opaque handle.
+
+    Scripts write ``A.data`` (offset 0, ``access`` "") or ``A.access_ptr("r", offset=k)``
+    (``access`` "r", "w" or "rw", as TVM's access mask). Only calls take it as an argument:
+    ``T.call_extern``, ``T.call_packed`` and the tensor-core intrinsics.
+    """
+
+    buffer: Buffer
+    offset: PrimExpr
+    access: str = ""
+
+    @property
+    def dtype(self) -> str:
+        return "handle"
+
+
+@node
 class Ramp(PrimExpr):
     """The vector ``[base, base + stride, ..., base + (lanes - 1) * stride]``."""
 
@@ -417,11 +435,14 @@ class Range:
 
 
 class IterKind(Enum):
-    """How a block iterator is used: spatial ("S"), reduction ("R") or opaque ("O")."""
+    """How a block iterator is used: spatial ("S"), reduction ("R"), opaque ("O"), or scan
+    (TVM's ordered iterator, ``T.axis.scan``: steps depend on earlier ones; schedules treat it
+    like an opaque iterator)."""
 
     SPATIAL = "S"
     REDUCE = "R"
     OPAQUE = "O"
+    SCAN = "scan"
 
 
 @node

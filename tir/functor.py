@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 
 from .buffer import Buffer, BufferRegion
-from .expr import BufferLoad, FloatImm, IntImm, IterVar, PrimExpr, Range, Var
+from .expr import BufferLoad, BufferPointer, FloatImm, IntImm, IterVar, PrimExpr, Range, Var
 from .stmt import BufferStore, Stmt
 
 _NODE_TYPES = (PrimExpr, Stmt, Range, IterVar, BufferRegion)
@@ -210,6 +210,11 @@ class _BufferSubstituter(Mutator):
         store = self.generic_visit(store)
         new = self.bmap.get(store.buffer)
         return replace(store, buffer=new) if new is not None else store
+
+    def visit_BufferPointer(self, pointer: BufferPointer):
+        pointer = self.generic_visit(pointer)
+        new = self.bmap.get(pointer.buffer)
+        return replace(pointer, buffer=new) if new is not None else pointer
 
     def visit_BufferRegion(self, region: BufferRegion):
         region = self.generic_visit(region)

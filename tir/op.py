@@ -9,6 +9,7 @@ the real work.
 from __future__ import annotations
 
 import math
+import sys
 
 from . import dtype as _dt
 from .expr import (
@@ -36,6 +37,7 @@ from .expr import (
     Or,
     PrimExpr,
     Select,
+    StringImm,
     Sub,
     const,
 )
@@ -56,11 +58,29 @@ INTRINSICS = {
     "floor": 1,
     "ceil": 1,
     "round": 1,
+    "log10": 1,
+    "tan": 1,
+    "trunc": 1,
+    "erf": 1,
+    "atan2": 2,
     "pow": 2,
     "fma": 3,
     "if_then_else": 3,
     "tvm_storage_sync": 1,
+    "likely": 1,
 }
+# Calls the IR carries but does not compute: a C function (call_extern), TVM's packed-function
+# runtime (call_packed) and the tensor-core intrinsics as TVM's printed programs spell them.
+# The executor refuses them; each printer spells them or raises a BuildError.
+OPAQUE_CALLS = (
+    "call_extern",
+    "call_packed",
+    "tvm_fill_fragment",
+    "tvm_load_matrix_sync",
+    "tvm_store_matrix_sync",
+    "tvm_mma_sync",
+    "tvm_bmma_sync",
+)
 
 _INT_FOLD = {
     Add: lambda a, b: a + b,
@@ -322,7 +342,9 @@ def call(op_name: str, *args, dtype: str | None = None) -> PrimExpr:
         return Call(dtype or a.dtype, op_name, args)
     if op_name == "tvm_storage_sync":
         return Call("int32", op_name, args)
-    if op_name in ("pow", "fma"):
+    if op_name == "likely":
+        return Call("bool", op_name, (_as_bool(args[0]),))
+    if op_name in ("pow", "fma", "atan2"):
         first = args[0]
         promoted = [first] + [_promote(first, a)[1] for a in args[1:]]
         args = tuple(promoted)
@@ -330,3 +352,42 @@ def call(op_name: str, *args, dtype: str | None = None) -> PrimExpr:
     if not _dt.is_float(result_dtype):
         raise TypeError(f"{op_name} needs a float argument, got {args[0].dtype} ({args[0]!r})")
     return Call(result_dtype, op_name, args)
+
+
+def opaque_call(op_name: str, args, dtype: str = "handle") -> Call:
+    """A call of :data:`OPAQUE_CALLS`; ``call_extern`` and ``call_packed`` take the function's name first."""
+    if op_name not in OPAQUE_CALLS:
+        raise NameError(f"unknown opaque call {op_name!r}; known: {', '.join(OPAQUE_CALLS)}")
+    args = tuple(StringImm(a) if isinstance(a, str) else const(a) for a in args)
+    if op_name in ("call_extern", "call_packed") and not (args and isinstance(args[0], StringImm)):
+        raise TypeError(f"{op_name} takes the name of the function to call first, as a string")
+    return Call(_dt.check(dtype), op_name, args)
+
+
+def reinterpret(dtype: str, value) -> PrimExpr:
+    """The bits of ``value`` read as ``dtype`` (same width), TVM's ``T.reinterpret``."""
+    value = const(value)
+    dtype = _dt.check(dtype)
+    if _dt.bits_of(dtype) * _dt.lanes_of(dtype) != _dt.bits_of(value.dtype) * _dt.lanes_of(value.dtype):
+        raise TypeError(f"reinterpret needs dtypes of one width; {value.dtype} cannot be read as {dtype}")
+    return value if dtype == value.dtype else Call(dtype, "reinterpret", (value,))
+
+
+def limit_value(dtype: str, largest: bool) -> PrimExpr:
+    """The largest (or lowest) finite value of a scalar dtype (``T.max_value``/``T.min_value``)."""
+    if _dt.lanes_of(dtype) != 1:
+        raise ValueError(f"T.max_value/T.min_value take a scalar dtype, got {dtype!r}")
+    if _dt.is_float(dtype):
+        value = {
+            "float16": 65504.0,
+            "bfloat16": 3.3895313892515355e38,
+            "float32": 3.4028234663852886e38,
+            "float64": sys.float_info.max,
+        }[dtype]
+        return FloatImm(value if largest else -value, dtype)
+    bits = _dt.bits_of(dtype)
+    if _dt.is_bool(dtype):
+        return IntImm(int(largest), dtype)
+    if _dt.is_uint(dtype):
+        return IntImm(2**bits - 1 if largest else 0, dtype)
+    return IntImm(2 ** (bits - 1) - 1 if largest else -(2 ** (bits - 1)), dtype)

@@ -231,6 +231,16 @@ class _Encoder:
         self.tokens += ("Buffer", buffer.dtype, buffer.scope, len(buffer.shape))
         for i, extent in enumerate(buffer.shape):
             self.visit(extent, ("shape", i))
+        if buffer.strides or buffer.elem_offset is not None or buffer.offset_factor or buffer.align:
+            # Only buffers with a layout of their own (padded, strided, offset) have these tokens:
+            # row-major ones hash as before, so tuning databases keep their keys.
+            self.tokens += ("layout", len(buffer.strides), buffer.offset_factor, buffer.align)
+            defining, self._defining_shape_vars = self._defining_shape_vars, True
+            for i, stride in enumerate(buffer.strides):
+                self.visit(stride, ("strides", i))
+            if buffer.elem_offset is not None:
+                self.visit(buffer.elem_offset, "elem_offset")
+            self._defining_shape_vars = defining
         self._define(buffer)
 
     # ------------------------------------------------------------ binding nodes

@@ -124,6 +124,38 @@ def matmul(M: int, N: int, K: int, dtype: str = "float32") -> IRModule:
     return _module(_script(params, body))
 
 
+def matmul_bias_relu(M: int, N: int, K: int, dtype: str = "float32") -> IRModule:
+    """D[M, N] = max(A[M, K] @ B[K, N] + bias[N], 0): a GEMM block "C" into an intermediate, then an
+    epilogue block "T_add" (the bias) and "T_relu", as a framework's fused dense + bias + ReLU."""
+    _check_sizes("matmul_bias_relu", M=M, N=N, K=K)
+    _check_dtype(dtype, "matmul_bias_relu")
+    params = [
+        _buffer("A", (M, K), dtype),
+        _buffer("B", (K, N), dtype),
+        _buffer("bias", (N,), dtype),
+        _buffer("D", (M, N), dtype),
+    ]
+    body = f"""\
+        C = T.alloc_buffer(({M}, {N}), "{dtype}")
+        T_add = T.alloc_buffer(({M}, {N}), "{dtype}")
+        for i, j, k in T.grid({M}, {N}, {K}):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.{dtype}(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid({M}, {N}):
+            with T.block("T_add"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T_add[vi, vj] = C[vi, vj] + bias[vj]
+        for i, j in T.grid({M}, {N}):
+            with T.block("T_relu"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = T.max(T_add[vi, vj], T.{dtype}(0))
+"""
+    return _module(_script(params, body))
+
+
 def batch_matmul(B: int, M: int, N: int, K: int, dtype: str = "float32") -> IRModule:
     """C[b, M, N] = A[b, M, K] @ B[b, K, N] for each of B batches, one reduction block "C"."""
     _check_sizes("batch_matmul", B=B, M=M, N=N, K=K)
@@ -414,6 +446,11 @@ def _matmul_ref(a: np.ndarray, b: np.ndarray, **_: int) -> list[np.ndarray]:
     return _rounded(a.astype(np.float64) @ b.astype(np.float64), a)
 
 
+def _matmul_bias_relu_ref(a: np.ndarray, b: np.ndarray, bias: np.ndarray, **_: int) -> list[np.ndarray]:
+    wide = a.astype(np.float64) @ b.astype(np.float64) + bias.astype(np.float64)
+    return _rounded(np.maximum(wide, 0.0), a)
+
+
 def _padded(x: np.ndarray, padding: int) -> np.ndarray:
     pads = ((0, 0), (padding, padding), (padding, padding), (0, 0))
     return np.pad(x.astype(np.float64), pads)
@@ -556,6 +593,7 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         _workload(matmul, (1024, 1024, 1024), _matmul_ref),
+        _workload(matmul_bias_relu, (1024, 1024, 1024), _matmul_bias_relu_ref),
         _workload(batch_matmul, (16, 128, 128, 64), _matmul_ref),
         _workload(conv2d_nhwc, (1, 56, 56, 64, 64, 3, 3, 1, 1), _conv2d_nhwc_ref),
         _workload(depthwise_conv2d, (1, 112, 112, 32, 3, 3, 1, 1), _depthwise_conv2d_ref),

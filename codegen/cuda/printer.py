@@ -177,6 +177,13 @@ class CUDAPrinter(CFamilyPrinter):
             self.needs.add(f"vector_op:{self.type_of(node.dtype)}:{op}")
         return super().binary(node, op, prec)
 
+    def reinterpret(self, value, dtype: str) -> Code:
+        """CUDA's bit-cast intrinsics (``__float_as_int``, ...); other pairs are a BuildError."""
+        function = _BIT_CASTS.get((value.dtype, dtype))
+        if function is None:
+            raise BuildError(f"T.reinterpret of {value.dtype} as {dtype} has no CUDA spelling here")
+        return Code(f"{function}({self.expr(value).text})")
+
     def math_call(self, op: str, dtype: str, args: list[PrimExpr]) -> Code:
         """16-bit floats: the float function, rounded back (``(half)expf(x)``); CUDA's own half and
         bfloat16 overloads are partial and ``fmax(half, half)`` is ambiguous."""
@@ -192,6 +199,18 @@ class CUDAPrinter(CFamilyPrinter):
 
 
 _LANES = "xyzw"
+_BIT_CASTS = {
+    ("float32", "int32"): "__float_as_int",
+    ("int32", "float32"): "__int_as_float",
+    ("float32", "uint32"): "__float_as_uint",
+    ("uint32", "float32"): "__uint_as_float",
+    ("float64", "int64"): "__double_as_longlong",
+    ("int64", "float64"): "__longlong_as_double",
+    ("float16", "int16"): "__half_as_short",
+    ("int16", "float16"): "__short_as_half",
+    ("float16", "uint16"): "__half_as_ushort",
+    ("uint16", "float16"): "__ushort_as_half",
+}
 
 
 def cuda_prelude(needs: set[str]) -> str:

@@ -20,6 +20,7 @@ from tir.expr import Call
 from tir.transform.lower_thread_allreduce import SHUFFLE, SHUFFLE_DOWN, WARP_REDUCE
 
 from ..c_family import CFamilyPrinter, Code, check_helpers, integer_helpers
+from ..errors import BuildError
 
 SPACES = {"global": "device", "shared": "threadgroup", "local": "thread"}
 
@@ -78,7 +79,12 @@ class MetalPrinter(CFamilyPrinter):
         return f"{SPACES[buffer.scope]} {self.const(buffer)}{self.type_of(dtype)}*"
 
     def math_name(self, op: str, dtype: str) -> str:
+        if op == "erf":
+            raise BuildError("erf has no Metal spelling (the Metal standard library has no erf)")
         return op
+
+    def reinterpret(self, value, dtype: str) -> Code:
+        return Code(f"as_type<{self.type_of(dtype)}>({self.expr(value).text})")
 
     def warp_intrinsic(self, node: Call) -> Code:
         """``simd_shuffle_down(v, delta)``, ``simd_shuffle(v, lane)``, ``simd_sum(v)`` (max, min, product)."""

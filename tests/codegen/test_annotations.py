@@ -59,15 +59,6 @@ def test_block_annotations_are_reported_with_the_block():
         build(sch.mod, "c")
 
 
-def test_storage_align_is_reported_until_the_lowering_pads():
-    sch = Schedule(reduction_sum(16, 64))
-    block = sch.get_block("B")
-    cache = sch.cache_read(block, 0, "shared")
-    sch.storage_align(cache, 0, 0, 32, 1)
-    with pytest.raises(BuildError, match="does not pad buffers yet"):
-        generate_source(sch.mod, "cuda")
-
-
 def test_known_annotations_build_and_compute():
     sch, i, k = _schedule()
     sch.annotate(i, "pragma_auto_unroll_max_step", 64)

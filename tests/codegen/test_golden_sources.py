@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codegen.build import generate_source
+from tests.codegen.copy_schedules import matmul_epilogue, shared_matmul
 from tests.codegen.cross_thread_schedules import cross_thread_softmax
 from tests.codegen.pipeline_schedules import pipelined_matmul
 from tests.codegen.seed_kernels import SEED_KERNELS
@@ -87,3 +88,19 @@ def test_golden_pipelined_matmul(target, request):
     """A 3-stage software pipeline with float4 fetches: cp.async groups on CUDA, synchronous on Metal."""
     source, _ = generate_source(pipelined_matmul(1024, stages=3), target)
     assert_matches_golden(source, f"matmul_pipelined.{SUFFIX[target]}", request)
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_padded_shared_matmul(target, request):
+    """The seed's shared-memory matmul with both tiles storage_aligned (32, 4): rows of 8 and 64 floats
+    padded to 36 and 68, float4 fetches on both sides."""
+    source, _ = generate_source(shared_matmul(1024, 1024, 1024, (32, 4)).mod, target)
+    assert_matches_golden(source, f"matmul_shared_padded.{SUFFIX[target]}", request)
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_fused_epilogue(target, request):
+    """matmul_bias_relu with the bias + ReLU moved after the local write-back (reverse_compute_at)."""
+    sch = matmul_epilogue(workloads.matmul_bias_relu(1024, 1024, 1024), "T_relu")
+    source, _ = generate_source(sch.mod, target)
+    assert_matches_golden(source, f"matmul_bias_relu_epilogue.{SUFFIX[target]}", request)

@@ -2,7 +2,8 @@
 
 A small generator (split, reorder, fuse, bind, cache_write to local with
 reverse_compute_at, cache_read to shared with compute_at and a cooperative
-fetch, vectorize) draws schedules of a matmul and a conv2d with hypothesis.
+fetch, vectorize, storage_align of the shared tile with a drawn axis, factor and
+offset) draws schedules of a matmul and a conv2d with hypothesis.
 Some schedules software-pipeline a reduction loop (copies in stage 0, the rest
 in a drawn later stage, async copies or not). Every schedule is built for both
 targets and run on random inputs; a step the schedule refuses is simply not taken.
@@ -120,6 +121,11 @@ def random_gpu_schedule(draw, name: str) -> Schedule:
         sch.bind(parts[1], "threadIdx.x")
         if vector > 1:
             attempt(sch, lambda parts=parts: sch.vectorize(parts[2]))
+        if draw(st.booleans()):
+            ndim = sch.get(cache).writes[0].buffer.ndim
+            factor = draw(st.sampled_from([1, 4, 8, 32]))
+            axis, offset = draw(st.integers(0, ndim - 1)), draw(st.integers(0, factor - 1))
+            sch.storage_align(cache, 0, axis, factor, offset)
     if draw(st.booleans()):
         pipeline(sch, draw(st.sampled_from(reductions)), draw(st.integers(0, 3)), draw(st.booleans()))
     return sch

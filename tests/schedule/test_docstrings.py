@@ -22,6 +22,19 @@ MODULES = [
     "schedule.compute_at",
     "schedule.blockize",
     "schedule.tensorize",
+    "schedule.layout_transformation",
+    "schedule.reindex",
+    "schedule.cache_inplace",
+    "schedule.cache_index",
+    "schedule.loop_partition",
+    "schedule.decompose_padding",
+    "schedule.pad_einsum",
+    "schedule.block_iters",
+    "schedule.set_dtype",
+    "schedule.rolling_buffer",
+    "schedule.read_write_at",
+    "schedule.merge",
+    "schedule.fuse_epilogue",
 ]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import tir
 from schedule import Schedule, StaleHandleError
-from schedule.analysis import NonConstantExtentError, WrongLoopKindError
+from schedule.analysis import WrongLoopKindError
 from schedule.errors import ArgumentError
 from schedule.loop_transformation import (
     AnnotatedLoopError,
@@ -465,10 +465,13 @@ def test_split_refuses_a_loop_not_starting_at_zero():
     assert_fails_unchanged(sch, LoopNotStartingAtZeroError, "starts at 2", sch.split, i, [None, 4])
 
 
-def test_split_refuses_a_dynamic_extent():
+def test_split_of_a_dynamic_extent_infers_a_ceiling_and_guards():
     sch = Schedule(dynamic_length)
     (i,) = _loops(sch, "B")
-    assert_fails_unchanged(sch, NonConstantExtentError, "not a constant", sch.split, i, [None, 4])
+    outer, inner = sch.split(i, [None, 4])
+    assert "for i_0, i_1 in T.grid((n + 3) // 4, 4):" in sch.mod.script()
+    assert "T.where(i_0 * 4 + i_1 < n)" in sch.mod.script()
+    verify_trace_roundtrip(sch, dynamic_length)
 
 
 def test_split_refuses_an_annotated_loop():

@@ -17,7 +17,6 @@ from schedule.sampling import (
     InvalidDecisionError,
     InvalidProbabilitiesError,
     InvalidTileError,
-    NonConstantExtentError,
 )
 from tir import T
 
@@ -208,10 +207,17 @@ def test_perfect_tile_bad_n_fails():
     assert_fails_unchanged(sch, InvalidTileError, "n must be at least 1", sch.sample_perfect_tile, loop, 0)
 
 
-def test_perfect_tile_symbolic_extent_fails():
+def test_perfect_tile_of_a_symbolic_extent_is_tvms_fallback():
     sch = Schedule(symbolic)
     (loop,) = sch.get_loops(sch.get_block("B"))
-    assert_fails_unchanged(sch, NonConstantExtentError, "not a constant", sch.sample_perfect_tile, loop, 2)
+    factors = sch.sample_perfect_tile(loop, 3)
+    assert [sch.get(f) for f in factors] == [-1, 1, 1]
+    outer, middle, inner = sch.split(loop, factors)
+    assert sch.get(outer).extent is sch.mod["main"].params[0].shape[0]
+    verify_trace_roundtrip(sch, symbolic)
+    assert_fails_unchanged(
+        sch, InvalidDecisionError, "must be [-1, 1]", sch.sample_perfect_tile, outer, 2, decision=[2, 1]
+    )
 
 
 # ---------------------------------------------------------------- sample_categorical

@@ -131,6 +131,8 @@ def test_is_output_block_takes_a_schedule_and_a_handle_as_in_tvm():
 
 def test_get_output_blocks_refuses_an_unknown_scope_and_a_loop():
     sch = Schedule(tiles_into_output)
-    assert_fails_unchanged(sch, NotFoundError, "no block named 'tiles'", sch.get_output_blocks, "tiles")
+    assert_fails_unchanged(
+        sch, NotFoundError, "Cannot find a block with the name: 'tiles'", sch.get_output_blocks, "tiles"
+    )
     (i,) = sch.get_loops(sch.get_block("B"))
     assert_fails_unchanged(sch, ArgumentError, "got loop i", sch.get_output_blocks, i)

@@ -103,21 +103,6 @@ MISTAKES = [
         "binds iterators to loop variables",
     ),
     (
-        "duplicate_block_name",
-        """
-        for i in range(16):
-            with T.block("B"):
-                vi = T.axis.spatial(16, i)
-                B[vi] = 1.0
-        for i in range(16):
-            with T.block("B"):
-                vi = T.axis.spatial(16, i)
-                B[vi] = 2.0
-        """,
-        9,
-        "duplicate block name 'B'",
-    ),
-    (
         "float_stored_into_int_buffer",
         """
         for i in range(16):

@@ -125,15 +125,12 @@ def test_variable_defined_again_inside_its_own_scope():
         tir.verify_well_formed(PrimFunc((A,), body))
 
 
-def test_duplicate_block_names():
+def test_duplicate_block_names_are_well_formed_as_in_tvm():
     A, B = Buffer("A", (8,)), Buffer("B", (8,))
     i, j, vi, vj = Var("i"), Var("j"), Var("vi"), Var("vj")
     first = nest([(i, 8)], block("B", [(vi, 8, "S", i)], BufferStore(B, A[vi], (vi,))))
     second = nest([(j, 8)], block("B", [(vj, 8, "S", j)], BufferStore(B, A[vj], (vj,))))
-    with pytest.raises(
-        WellFormedError, match="block name 'B' is used by 2 blocks; block names must be unique"
-    ):
-        tir.verify_well_formed(prim_func([A, B], tir.stmt.seq(first, second)))
+    tir.verify_well_formed(prim_func([A, B], tir.stmt.seq(first, second)))  # names are hints
 
 
 def test_binding_outside_the_iterator_domain():

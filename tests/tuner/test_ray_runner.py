@@ -3,8 +3,9 @@
 One cluster per module (Ray's start-up is slow on a small machine): the head and
 one worker advertise the resource "c", a third node advertises only "cuda" and
 must never measure a candidate. The tests compare the records with a local run,
-kill a worker node with SIGKILL mid-run, open a workload whose runtime a node
-lacks, and interrupt the driver with Ctrl-C.
+kill a worker node with SIGKILL mid-run, freeze a measuring actor (SIGSTOP: alive,
+holding its device, answering nothing), add a "c" node without a C compiler, open a
+workload whose runtime no node has, and interrupt the driver with Ctrl-C.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from pathlib import Path
 import pytest
 
 from tuner import Database, tune, workload_key, workloads
+from tuner.space import SpaceGenerator
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 pytestmark = pytest.mark.slow  # a cluster's start-up; CI runs it all the same
 
-from tuner.measure import MeasureError  # noqa: E402
+from tuner.measure import Candidate, MeasureError, ray_runner  # noqa: E402 - after the importorskip
 from tuner.measure.ray_runner import DeviceActor, RayRunner, _Spec, project_runtime_env  # noqa: E402
 from tuner.tasks import TaskSpec, tune_tasks  # noqa: E402
 
@@ -53,6 +55,38 @@ def _wait_until_free(resource: str, units: int) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and ray.available_resources().get(resource, 0) < units:
         time.sleep(0.5)
+
+
+def _wait_until_all_free(resource: str) -> None:
+    """Until every unit of ``resource`` in the cluster is free (no other test's actor holds one)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if ray.available_resources().get(resource, 0) == ray.cluster_resources().get(resource, 0):
+            return
+        time.sleep(0.5)
+
+
+def _candidates(mod, count: int) -> list[Candidate]:
+    space = SpaceGenerator("c")
+    schedules = [space.sample(mod, seed) for seed in range(count)]
+    return [Candidate(sch.trace.as_json(), sch.mod) for sch in schedules]
+
+
+def _pid(actor) -> int:
+    return ray.get(actor.handle.where.remote(), timeout=60)[1]
+
+
+def _ended(pid: int, seconds: float = 30) -> bool:
+    """Whether process ``pid`` ends (or is a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def _records(db: Path, mod) -> list:
@@ -120,11 +154,71 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path):
     assert at_kill[0] < 24 and any("died" in reason for reason in runner.lost)  # killed mid-run, seen
 
 
+def test_a_hung_actor_is_timed_out_replaced_and_tuning_goes_on(cluster, tmp_path, monkeypatch):
+    head, _, _ = cluster
+    mod = workloads.make("matmul", SHAPE)
+    reference = workloads.reference_for("matmul", SHAPE)
+    first, second, third = (_candidates(mod, 3)[i : i + 1] for i in range(3))
+    _wait_until_free("c", 1)
+    with RayRunner(head.address, actors=1, run_timeout=3, answer_margin=1) as runner:
+        with runner.session(mod, "c", reference=reference) as session:
+            # A frozen actor mid-batch: its candidate is retried on the actor that replaces it.
+            (hung,) = runner.actors
+            hung_pid = _pid(hung)
+            os.kill(hung_pid, signal.SIGSTOP)
+            (retried,) = session.measure(first)
+            assert retried.status == "ok", retried.error
+            assert runner.lost == [f"{hung.name}: did not answer in time"] and hung not in runner.actors
+            # Without a retry left, the candidate is recorded as a timeout with the reason.
+            (replacement,) = runner.actors
+            replacement_pid = _pid(replacement)
+            monkeypatch.setattr(ray_runner, "MEASURE_ATTEMPTS", 1)
+            os.kill(replacement_pid, signal.SIGSTOP)
+            (timed_out,) = session.measure(second)
+            assert timed_out.status == "timeout" and "did not answer in time" in timed_out.error
+            (measured,) = session.measure(third)  # the next batch has a new actor
+            assert measured.status == "ok", measured.error
+        assert len(runner.lost) == 2 and len(runner.actors) == 1
+        assert {hung_pid, replacement_pid}.isdisjoint({_pid(runner.actors[0])})
+        assert _ended(hung_pid) and _ended(replacement_pid)  # killed, not left frozen
+        result = tune(mod, "c", 4, tmp_path / "after.db", batch_size=4, reference=reference, runner=runner)
+    assert result.trials == 4 and result.errors == 0
+
+
+def test_a_node_without_the_runtime_is_reported_and_given_no_candidate(cluster, tmp_path, monkeypatch):
+    head, _, _ = cluster
+    mod = workloads.make("matmul", SHAPE)
+    monkeypatch.setenv("CC", "/nonexistent/cc")  # the node's processes inherit it: no C compiler there
+    no_compiler = head.add_node(num_cpus=1, resources={"c": 1})
+    monkeypatch.delenv("CC")
+    try:
+        _wait_until_all_free("c")  # an actor on every unit: one of them on the node without a compiler
+        with RayRunner(head.address) as runner, pytest.warns(RuntimeWarning, match="no C compiler"):
+            result = tune(
+                mod,
+                "c",
+                8,
+                tmp_path / "partial.db",
+                batch_size=4,
+                reference=workloads.reference_for("matmul", SHAPE),
+                runner=runner,
+                progress=False,
+            )
+        (note,) = runner.left_out
+        assert no_compiler.node_id in note and "no C compiler" in note
+        records = _records(tmp_path / "partial.db", mod)
+        assert result.trials == 8 and all(r.status == "ok" for r in records)
+        assert no_compiler.node_id not in {r.meta["node"] for r in records}
+    finally:
+        head.remove_node(no_compiler)
+
+
 def test_a_node_that_cannot_run_the_target_is_left_out_with_its_reason(cluster):
     head, _, _ = cluster
     mod = workloads.make("matmul", SHAPE)
     # The "cuda" node has no GPU here: its actor cannot start a CUDA runtime.
-    with RayRunner(head.address, resource="cuda") as runner, pytest.raises(MeasureError) as error:
+    left_out = pytest.warns(RuntimeWarning, match="is left out: node .*CUDA runtime")
+    with RayRunner(head.address, resource="cuda") as runner, pytest.raises(MeasureError) as error, left_out:
         runner.session(mod, "cuda")
     assert "no Ray actor can measure this workload" in str(error.value)
     assert "actor" in str(error.value) and "cuda" in str(error.value).lower()

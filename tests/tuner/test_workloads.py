@@ -28,6 +28,7 @@ from tuner.workloads import WORKLOADS, Workload, WorkloadError, get_workload, ma
 # block (padding 0, stride default) and stride 2 with odd sizes.
 SMALL = [
     ("matmul", "5,6,7"),
+    ("matmul_bias_relu", "5,6,7"),
     ("batch_matmul", "2,3,5,4"),
     ("conv2d_nhwc", "1,6,6,3,4,3,3,1,1"),
     ("conv2d_nhwc", "2,7,5,3,2,3,2"),
@@ -52,6 +53,7 @@ def shape_of(buffer) -> tuple[int, ...]:
 def test_registry_lists_every_workload_with_its_sizes():
     assert set(WORKLOADS) == {
         "matmul",
+        "matmul_bias_relu",
         "batch_matmul",
         "conv2d_nhwc",
         "depthwise_conv2d",
@@ -140,6 +142,8 @@ def test_seed_matmul_is_the_notebook_program():
 
 FLOPS_BY_HAND = [
     ("matmul", (64, 32, 16), 2 * 64 * 32 * 16),
+    # multiply-add per tap, then the bias add and the max of the ReLU
+    ("matmul_bias_relu", (64, 32, 16), 2 * 64 * 32 * 16 + 2 * 64 * 32),
     ("batch_matmul", (3, 8, 4, 5), 2 * 3 * 8 * 4 * 5),
     # output 4x4, the pad block does no floating-point work
     ("conv2d_nhwc", (1, 8, 8, 3, 5, 3, 3, 2, 1), 2 * 1 * 4 * 4 * 5 * 3 * 3 * 3),

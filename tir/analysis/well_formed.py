@@ -101,15 +101,11 @@ class _Checker:
         self.buffers: Counter[Buffer] = Counter(func.buffer_params)
         self.blocks: list[Block] = []  # enclosing blocks with iterators
         self.context: list[str] = []  # enclosing blocks and loops, for messages
-        self.block_names: Counter[str] = Counter()
         self.problems: dict[str, None] = {}
         self.marks: dict[Block, str] = {}  # offending blocks, underlined when the script is shown
 
     def run(self) -> list[str]:
         self.stmt(self.func.body)
-        for name, count in self.block_names.items():
-            if count > 1:
-                self.report(f"block name '{name}' is used by {count} blocks; block names must be unique")
         return list(self.problems)
 
     def report(self, message: str, node: Block | None = None) -> None:
@@ -251,7 +247,6 @@ class _Checker:
 
     def realize(self, s: BlockRealize) -> None:
         block = s.block
-        self.block_names[block.name] += 1
         for value in s.iter_values:
             self.expr(value)
         self.expr(s.predicate)

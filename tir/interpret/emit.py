@@ -31,6 +31,7 @@ from ..expr import (
     And,
     Broadcast,
     BufferLoad,
+    BufferPointer,
     Call,
     Cast,
     Div,
@@ -56,6 +57,7 @@ from ..expr import (
 from ..function import PrimFunc
 from ..functor import post_order_visit
 from ..matrix_ops import matrix_op_of, tile_shape
+from ..op import OPAQUE_CALLS
 from ..stmt import (
     Allocate,
     Block,
@@ -311,6 +313,16 @@ class _Emitter:
 
     def _define_buffer(self, buffer: Buffer, allocate: bool) -> BufferInfo:
         """Name a buffer's storage, extents and row-major strides (allocating it if asked)."""
+        offset = buffer.elem_offset
+        if not buffer.has_compact_strides() or not (offset is None or isinstance(offset, Var)):
+            raise _rt.IRError(
+                f"buffer {buffer.name} declares strides or an element offset of its own; the executor "
+                f"runs compact row-major buffers (strides as the shape gives them, offset 0)"
+            )
+        if isinstance(offset, Var) and offset not in self.names:
+            # A numpy array starts at its first element: a symbolic offset (T.Buffer(..., offset_factor=))
+            # is 0 here, as TVM binds it from the array it is called with.
+            self.w.line(f"{self._bind(offset, ConstIntBound(0, 0))} = 0")
         ident = self._fresh("b", buffer.name)
         extents = [self._extent_code(dim) for dim in buffer.shape]
         strides: list[str] = []
@@ -497,6 +509,14 @@ class _Emitter:
             return self._select(*e.args, lanes)
         if e.op == "tvm_storage_sync":
             return Code("0", P_ATOM)
+        if e.op in OPAQUE_CALLS:
+            raise _rt.IRError(
+                f"the executor cannot run T.{e.op} ({self._location()}): it calls code outside the IR; "
+                "build the function for a target that provides it"
+            )
+        if e.op == "reinterpret":
+            (value,) = e.args
+            return Code(f"_reinterpret({self.expr(value).src}, {value.dtype!r}, {e.dtype!r})", P_ATOM)
         helper = _rt.INTRINSIC_HELPERS.get(e.op)
         if helper is None:
             raise _rt.IRError(f"the executor does not know the intrinsic {e.op!r} ({self._location()})")
@@ -505,6 +525,12 @@ class _Emitter:
             return Code(f"{helper}({', '.join(a.src for a in args)})", P_ATOM)
         parts = [(a, _dt.lanes_of(arg.dtype)) for a, arg in zip(args, e.args)]
         return _lanewise(parts, lanes, lambda t: Code(f"{helper}({', '.join(x.src for x in t)})", P_ATOM))
+
+    def _expr_BufferPointer(self, e: BufferPointer) -> Code:
+        raise _rt.IRError(
+            f"the executor cannot take the address of buffer {e.buffer.name} ({self._location()}); "
+            "A.data and A.access_ptr are arguments of calls into code outside the IR"
+        )
 
     def _expr_Let(self, e: Let) -> Code:
         value = self.expr(e.value)

@@ -217,6 +217,20 @@ def log2(x: float) -> float:
     return -INF if x == 0 else NAN
 
 
+def log10(x: float) -> float:
+    if x > 0:
+        return math.log10(x)
+    return -INF if x == 0 else NAN
+
+
+def tan(x: float) -> float:
+    return math.tan(x) if math.isfinite(x) else NAN
+
+
+def trunc(x: float) -> float:
+    return float(math.trunc(x)) if math.isfinite(x) else x
+
+
 def sqrt(x: float) -> float:
     return math.sqrt(x) if x >= 0 else NAN
 
@@ -276,6 +290,18 @@ def power(x: float, y: float) -> float:
         return NAN
 
 
+def reinterpret(value, from_dtype: str, to_dtype: str):
+    """``T.reinterpret``: the bits of a scalar of ``from_dtype`` read as ``to_dtype`` (same width).
+    Values here are numbers (float16 too: struct's "e"), not the stored bits of STORAGE_FORMATS."""
+    codes = {**STORAGE_FORMATS, "float16": "e"}
+    unsupported = ("bool", "bfloat16")
+    if from_dtype in unsupported or to_dtype in unsupported or not {from_dtype, to_dtype} <= codes.keys():
+        raise IRError(f"the executor reinterprets scalar numbers only, not {from_dtype} as {to_dtype}")
+    if _dt.is_float(from_dtype):
+        value = float(value)
+    return struct.unpack(codes[to_dtype], struct.pack(codes[from_dtype], value))[0]
+
+
 def fma(a: float, b: float, c: float) -> float:
     return a * b + c
 
@@ -296,6 +322,12 @@ INTRINSIC_HELPERS = {
     "floor": "_floor",
     "ceil": "_ceil",
     "round": "_round",
+    "log10": "_log10",
+    "tan": "_tan",
+    "trunc": "_trunc",
+    "erf": "_erf",
+    "atan2": "_atan2",
+    "likely": "_likely",
     "pow": "_pow",
     "fma": "_fma",
 }
@@ -452,8 +484,15 @@ NAMESPACE = {
     "_floor": floor,
     "_ceil": ceil,
     "_round": round_half_away,
+    "_log10": log10,
+    "_tan": tan,
+    "_trunc": trunc,
+    "_erf": math.erf,
+    "_atan2": math.atan2,
+    "_likely": bool,
     "_pow": power,
     "_fma": fma,
+    "_reinterpret": reinterpret,
     "_ck": check_index,
     "_ramp": ramp,
     "_vload": vector_load,

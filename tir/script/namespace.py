@@ -28,6 +28,7 @@ T_FUNCTIONS: dict[str, str] = {
     "axis.spatial": "vi = T.axis.spatial(dom, binding): a spatial block iterator",
     "axis.reduce": "vk = T.axis.reduce(dom, binding): a reduction block iterator",
     "axis.opaque": "v = T.axis.opaque(dom, binding): an iterator of unknown access pattern",
+    "axis.scan": "v = T.axis.scan(dom, binding): an iterator whose steps depend on earlier ones",
     "axis.S": "short for T.axis.spatial",
     "axis.R": "short for T.axis.reduce",
     "axis.O": "short for T.axis.opaque",
@@ -80,10 +81,18 @@ T_FUNCTIONS: dict[str, str] = {
     "mma_fill": "T.mma_fill(F[0:16, 0:8], value): an mma.sync accumulator filled with value",
     "mma_store": "T.mma_store(F[0:16, 0:8], C[0:16, 0:8]): an mma.sync accumulator to memory",
     "mma_sync_m16n8k16": "T.mma_sync_m16n8k16(D, A, B, C): mma.sync.m16n8k16, D = A @ B + C",
+    "ramp": "T.ramp(base, stride, lanes): TVM's other spelling of T.Ramp",
+    "broadcast": "T.broadcast(value, lanes): TVM's other spelling of T.Broadcast",
+    "reinterpret": 'T.reinterpret("int32", x): the bits of x read as another dtype of the same width',
+    "call_extern": 'T.call_extern("float32", "name", *args): a call of an external C function',
+    "call_packed": 'T.call_packed("name", *args): a call through TVM\'s packed-function runtime',
+    "launch_thread": 'tx = T.launch_thread("threadIdx.x", n): the rest of the body runs on n threads',
+    "env_thread": 'tx = T.env_thread("threadIdx.x"): a thread variable for `with T.launch_thread(tx, n):`',
 }
 # Scalar dtypes double as constructors: T.float32(0), T.int32(x) (a cast), n = T.int32().
 T_DTYPES = _dt.SCALAR_TYPES
 T_INTRINSICS = tuple(_op.INTRINSICS)
+T_OPAQUE_CALLS = tuple(name for name in _op.OPAQUE_CALLS if name not in T_FUNCTIONS)
 _SCRIPT_ONLY = "only has meaning inside a @T.prim_func body, which is parsed and never run"
 
 
@@ -200,6 +209,8 @@ def _make_t() -> _Namespace:
         members[name] = ScriptName(name, f"the {name} dtype; T.{name}(x) makes a constant or a cast")
     for name in T_INTRINSICS:
         members[name] = ScriptName(name, f"the {name} intrinsic")
+    for name in T_OPAQUE_CALLS:
+        members[name] = ScriptName(name, f"the {name} intrinsic, carried as an opaque call")
     members["handle"] = ScriptName("handle", "an untyped pointer parameter, matched with T.match_buffer")
     members["Buffer"] = _BufferName("Buffer", "T.Buffer(shape, dtype): a buffer parameter's type")
     members["axis"] = _Namespace("T.axis", axis)

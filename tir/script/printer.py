@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from .. import dtype as _dt
+from .. import op as _op
 from ..buffer import Buffer, BufferRegion
 from ..expr import (
     EQ,
@@ -29,6 +30,7 @@ from ..expr import (
     And,
     Broadcast,
     BufferLoad,
+    BufferPointer,
     Call,
     Cast,
     Div,
@@ -94,7 +96,12 @@ _INFIX = {
     Or: ("or", _OR),
 }
 _FUNCTION_OPS = {Min: "T.min", Max: "T.max", Mod: "T.truncmod"}
-_AXIS_KIND = {IterKind.SPATIAL: "spatial", IterKind.REDUCE: "reduce", IterKind.OPAQUE: "opaque"}
+_AXIS_KIND = {
+    IterKind.SPATIAL: "spatial",
+    IterKind.REDUCE: "reduce",
+    IterKind.OPAQUE: "opaque",
+    IterKind.SCAN: "scan",
+}
 _LOOP_FUNCTION = {
     ForKind.SERIAL: "T.serial",
     ForKind.PARALLEL: "T.parallel",
@@ -192,6 +199,7 @@ class _Printer:
             Ramp: self._ramp,
             Broadcast: self._broadcast,
             Call: self._call,
+            BufferPointer: self._pointer,
             Let: self._let,
         }
         self._stmt_printers = {
@@ -369,7 +377,19 @@ class _Printer:
     def _call(self, e: Call) -> tuple[str, int]:
         if e.op == TILE:
             return self.region(tile_region(e)), _ATOM
-        return f"T.{e.op}({', '.join(self.expr(a) for a in e.args)})", _ATOM
+        args = [self.expr(a) for a in e.args]
+        if e.op in ("call_extern", "reinterpret"):
+            args.insert(0, _string(e.dtype))
+        elif e.op in _op.OPAQUE_CALLS and e.op != "call_packed" and e.dtype != "handle":
+            args.append(f"dtype={_string(e.dtype)}")
+        return f"T.{e.op}({', '.join(args)})", _ATOM
+
+    def _pointer(self, e: BufferPointer) -> tuple[str, int]:
+        name = self._buffer_name(e.buffer)
+        if not e.access and _is_const(e.offset, 0):
+            return f"{name}.data", _ATOM
+        offset = "" if _is_const(e.offset, 0) else f", offset={self.expr(e.offset)}"
+        return f"{name}.access_ptr({_string(e.access)}{offset})", _ATOM
 
     def _let(self, e: Let) -> tuple[str, int]:
         value = self.expr(e.value)
@@ -405,19 +425,38 @@ class _Printer:
         return self._tuple([self.expr(s) for s in buffer.shape])
 
     def buffer_param(self, buffer: Buffer) -> str:
-        text = f"{self._buffer_name(buffer)}: T.Buffer({self._shape(buffer)}, {_string(buffer.dtype)}"
+        name = self._buffer_name(buffer)
+        args = [self._shape(buffer), _string(buffer.dtype)]
         if buffer.scope != "global":
-            text += f", scope={_string(buffer.scope)}"
-        text += ")"
+            args.append(f"scope={_string(buffer.scope)}")
+        text = f"{name}: T.Buffer({', '.join(args + self._layout_args(buffer, name))})"
         return self._mark(buffer, text) if buffer in self._pending_marks else text
 
     def _alloc_buffer(self, buffer: Buffer) -> None:
+        name = self._define(buffer)
         args = [self._shape(buffer)]
         if buffer.dtype != "float32":
             args.append(_string(buffer.dtype))
         if buffer.scope != "global":
             args.append(f"scope={_string(buffer.scope)}")
-        self.emit(f"{self._define(buffer)} = T.alloc_buffer({', '.join(args)})", buffer)
+        self.emit(f"{name} = T.alloc_buffer({', '.join(args + self._layout_args(buffer, name))})", buffer)
+
+    def _layout_args(self, buffer: Buffer, name: str) -> list[str]:
+        """TVM's layout keywords that differ from the defaults. An offset variable first seen here
+        with ``offset_factor`` is the one the parser makes for it: scripts call it ``A.elem_offset``."""
+        args = []
+        if buffer.strides:
+            args.append(f"strides={self._tuple([self.expr(s) for s in buffer.strides])}")
+        offset = buffer.elem_offset
+        if isinstance(offset, Var) and buffer.offset_factor and offset not in self._names:
+            self._names[offset] = f"{name}.elem_offset"
+        elif offset is not None:
+            args.append(f"elem_offset={self.expr(offset)}")
+        if buffer.align:
+            args.append(f"align={buffer.align}")
+        if buffer.offset_factor:
+            args.append(f"offset_factor={buffer.offset_factor}")
+        return args
 
     def region(self, region: BufferRegion) -> str:
         dims = []
@@ -544,11 +583,11 @@ class _Printer:
 
     def _allocate(self, s: Allocate, last: bool) -> None:
         buffer = s.buffer
+        name = self._define(buffer)
         args = [self._shape(buffer), _string(buffer.dtype)]
         if buffer.scope != "global":
             args.append(f"scope={_string(buffer.scope)}")
-        call = f"T.decl_buffer({', '.join(args)})"
-        name = self._define(buffer)
+        call = f"T.decl_buffer({', '.join(args + self._layout_args(buffer, name))})"
         mark_node = s if s in self._pending_marks else buffer
         if last:
             self.emit(f"{name} = {call}", mark_node)
@@ -655,7 +694,11 @@ class _Printer:
         self.emit(f"{names} = T.axis.remap({_string(kinds)}, [{loop_vars}])")
 
     def _is_remap(self, iv: IterVar, value: PrimExpr) -> bool:
-        if iv.kind is IterKind.OPAQUE or not isinstance(value, Var) or value.dtype != iv.var.dtype:
+        if (
+            iv.kind in (IterKind.OPAQUE, IterKind.SCAN)
+            or not isinstance(value, Var)
+            or value.dtype != iv.var.dtype
+        ):
             return False
         loop = self._loops.get(value)
         return (

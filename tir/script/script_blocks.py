@@ -44,12 +44,6 @@ class BlockFrames:
 
     def _block(self, name: str, body: Tree, node: Tree) -> Stmt | None:
         at_top = not self.frames
-        if name and name in self.block_names:
-            raise self.error(
-                node,
-                f"duplicate block name {name!r}; block names must be unique in a function",
-                hint="rename one",
-            )
         if name == "root" and not at_top:
             raise self.error(node, 'the block name "root" is reserved for the outermost block of a function')
         self.block_names.add(name)

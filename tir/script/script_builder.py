@@ -42,6 +42,7 @@ from .script_values import (
     _noop,
     _plural,
     _Scoped,
+    _ThreadLaunch,
     _TRef,
     _VarDecl,
 )
@@ -91,6 +92,7 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
         self.attrs: dict[str, Any] = {}
         self.params: list[Buffer | Var] = []
         self.predeclared: dict[int, Var] = {}
+        self.thread_tags: dict[Var, str] = {}  # T.env_thread variables and their tags
         self.current: Tree | None = None
 
     def error(self, node: Tree | Token | None, msg: str, hint: str | None = None) -> ParseError:
@@ -165,7 +167,7 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
             )
         kind = self._expr(annotation)
         if isinstance(kind, _BufferSpec):
-            return Buffer(name, kind.shape, kind.dtype, kind.scope)
+            return Buffer(name, kind.shape, kind.dtype, kind.scope, **dict(kind.layout))
         dtype = self._dtype_of_ref(kind)
         if dtype is None:
             raise self.error(annotation, f"parameter {name} has an unsupported type", hint=f"use {usage}")
@@ -364,6 +366,12 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
             if context.name == "T.block":
                 return self._block(context.label, body, expr)
             return self._init(body, expr)
+        if isinstance(context, _ThreadLaunch) and context.var is not None:
+            if target is not None:
+                raise self.error(target, "with T.launch_thread(tx, n) takes no 'as' name; tx is the thread")
+            inner = self._launch(context.var, context).wrap
+            stmt = self._nested("for", body)
+            return inner(stmt if stmt is not None else _noop())
         if isinstance(context, _Context) or isinstance(context, _BufferDecl) and context.kind == "decl":
             if target is None or target.data != "name":
                 raise self.error(expr, f"with {context.name}(...) needs 'as name'")
@@ -372,7 +380,7 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
                 var = Var(name, context.value.dtype)
                 inner = self._suite(body, {name: var})
                 return LetStmt(var, context.value, inner if inner is not None else _noop())
-            buffer = Buffer(name, context.shape, context.dtype, context.scope)
+            buffer = Buffer(name, context.shape, context.dtype, context.scope, **dict(context.layout))
             inner = self._suite(body, {name: buffer})
             return Allocate(buffer, inner if inner is not None else _noop())
         raise self.error(

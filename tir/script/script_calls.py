@@ -39,10 +39,13 @@ from .script_values import (
     _LoopSpec,
     _plural,
     _python_constant,
+    _ThreadEnv,
+    _ThreadLaunch,
     _TRef,
     _VarDecl,
 )
 
+_LAYOUT_KEYWORDS = ("strides", "elem_offset", "offset_factor", "align")
 _LOOP_KINDS = {
     "T.serial": ForKind.SERIAL,
     "T.parallel": ForKind.PARALLEL,
@@ -135,6 +138,9 @@ class ScriptCalls(ExpressionCalls):
     def _t_axis_opaque(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
         return self._axis(call, IterKind.OPAQUE, dom, binding, dtype)
 
+    def _t_axis_scan(self, call: _Call, dom: Tree, binding: Tree, dtype: Tree | None = None) -> _AxisDecl:
+        return self._axis(call, IterKind.SCAN, dom, binding, dtype)
+
     _t_axis_S, _t_axis_R, _t_axis_O = _t_axis_spatial, _t_axis_reduce, _t_axis_opaque
 
     def _axis(self, call: _Call, kind: IterKind, dom: Tree, binding: Tree, dtype: Tree | None) -> _AxisDecl:
@@ -209,8 +215,15 @@ class ScriptCalls(ExpressionCalls):
 
     # ------------------------------------------------------------ T.* handlers: buffers and variables
 
-    def _t_Buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
-        return _BufferSpec(call.name, *self._buffer_type(shape, dtype, scope))
+    def _t_Buffer(
+        self,
+        call: _Call,
+        shape: Tree,
+        dtype: Tree | None = None,
+        scope: Tree | None = None,
+        **layout: Tree,
+    ) -> _BufferSpec:
+        return _BufferSpec(call.name, *self._buffer_type(shape, dtype, scope), self._layout(call, layout))
 
     def _buffer_type(self, shape: Tree, dtype: Tree | None, scope: Tree | None) -> tuple[tuple, str, str]:
         return (
@@ -219,11 +232,41 @@ class ScriptCalls(ExpressionCalls):
             self._scope(scope) if scope is not None else "global",
         )
 
-    def _t_alloc_buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
-        return _BufferDecl(call.name, "alloc", *self._buffer_type(shape, dtype, scope))
+    def _layout(self, call: _Call, keywords: dict[str, Tree]) -> tuple[tuple[str, Any], ...]:
+        """TVM's buffer layout keywords: strides, elem_offset, offset_factor and align."""
+        layout = []
+        for key, node in keywords.items():
+            if key not in _LAYOUT_KEYWORDS:
+                raise self.error(
+                    node,
+                    f"{call.name} has no argument {key!r}",
+                    hint=f"the layout arguments are {', '.join(_LAYOUT_KEYWORDS)}",
+                )
+            if key == "strides":
+                value: Any = self._shape(node)
+            elif key == "elem_offset":
+                value = self._int_value(node, "elem_offset")
+            else:
+                value = self._value(node)
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise self.error(node, f"{key} is a non-negative integer, not {_describe(value)}")
+            layout.append((key, value))
+        return tuple(layout)
 
-    def _t_decl_buffer(self, call: _Call, shape: Tree, dtype: Tree | None = None, scope: Tree | None = None):
-        return _BufferDecl(call.name, "decl", *self._buffer_type(shape, dtype, scope))
+    def _t_alloc_buffer(
+        self,
+        call: _Call,
+        shape: Tree,
+        dtype: Tree | None = None,
+        scope: Tree | None = None,
+        **layout: Tree,
+    ) -> _BufferDecl:
+        kind = "alloc" if call.name == "T.alloc_buffer" else "decl"
+        return _BufferDecl(
+            call.name, kind, *self._buffer_type(shape, dtype, scope), layout=self._layout(call, layout)
+        )
+
+    _t_decl_buffer = _t_alloc_buffer
 
     def _t_match_buffer(
         self,
@@ -232,21 +275,8 @@ class ScriptCalls(ExpressionCalls):
         shape: Tree,
         dtype: Tree | None = None,
         scope: Tree | None = None,
-        *,
-        offset_factor: Tree | None = None,
-        align: Tree | None = None,
-        strides: Tree | None = None,
+        **layout: Tree,
     ) -> _BufferDecl:
-        # TVM's layout keywords, accepted so tensor intrinsics read as in TVM: our tiles take their
-        # row stride from the buffer they land on at lowering (tir/matrix_ops.py), so they are checked
-        # and not kept.
-        for node, what in ((offset_factor, "offset_factor"), (align, "align")):
-            if node is not None:
-                self._int_value(node, what)
-        if strides is not None:
-            values = self._value(strides)
-            if not isinstance(values, (list, tuple)) or len(values) != len(self._shape(shape)):
-                raise self.error(strides, "strides= needs one stride per dimension of the buffer")
         handle = self._value(param)
         if not (isinstance(handle, Var) and handle.dtype == "handle" and handle in self.params):
             raise self.error(
@@ -254,7 +284,28 @@ class ScriptCalls(ExpressionCalls):
                 f"T.match_buffer matches a T.handle parameter of the function, not {_describe(handle)}",
                 hint="declare the parameter as a: T.handle (each handle is matched once)",
             )
-        return _BufferDecl(call.name, "match", *self._buffer_type(shape, dtype, scope), param=handle)
+        buffer_type = self._buffer_type(shape, dtype, scope)
+        return _BufferDecl(call.name, "match", *buffer_type, param=handle, layout=self._layout(call, layout))
+
+    def _access_ptr(
+        self,
+        call: _Call,
+        access_mask: Tree,
+        ptr_type: Tree | None = None,
+        content_lanes: Tree | None = None,
+        offset: Tree | None = None,
+        extent: Tree | None = None,
+    ) -> tuple[str, PrimExpr]:
+        """``A.access_ptr("r", offset=k)``: TVM's access mask ("r", "w", "rw" or 1, 2, 3) and offset."""
+        mask = self._value(access_mask)
+        access = {1: "r", 2: "w", 3: "rw"}.get(mask, mask) if isinstance(mask, int) else mask
+        if access not in ("r", "w", "rw"):
+            raise self.error(access_mask, f'the access mask is "r", "w" or "rw" (or 1, 2, 3), not {mask!r}')
+        for name, node in (("ptr_type", ptr_type), ("content_lanes", content_lanes), ("extent", extent)):
+            if node is not None:
+                raise self.error(node, f"{call.name}(..., {name}=) is not supported", hint="leave it out")
+        start = self._int_value(offset, "the offset") if offset is not None else 0
+        return access, _as_index(start, _index_dtype(start))
 
     def _t_var(self, call: _Call, dtype: Tree) -> _VarDecl:
         return _VarDecl(call.name, self._dtype(dtype))
@@ -290,12 +341,29 @@ class ScriptCalls(ExpressionCalls):
             thread, stop = stop, None
         if thread is None:
             raise self.error(call.node, "T.thread_binding needs a thread", hint='add thread="threadIdx.x"')
-        tag = self._str(thread, "a thread tag")
+        return self._loop(call, ForKind.THREAD_BINDING, start, stop, annotations, self._thread_tag(thread))
+
+    def _thread_tag(self, node: Tree) -> str:
+        tag = self._str(node, "a thread tag")
         if tag not in THREAD_TAGS:
-            raise self.error(
-                thread, f"unknown thread tag {tag!r}", hint=f"use one of {', '.join(THREAD_TAGS)}"
-            )
-        return self._loop(call, ForKind.THREAD_BINDING, start, stop, annotations, tag)
+            raise self.error(node, f"unknown thread tag {tag!r}", hint=f"use one of {', '.join(THREAD_TAGS)}")
+        return tag
+
+    def _t_env_thread(self, call: _Call, thread: Tree) -> _ThreadEnv:
+        return _ThreadEnv(call.name, self._thread_tag(thread))
+
+    def _t_launch_thread(self, call: _Call, thread: Tree, extent: Tree) -> _ThreadLaunch:
+        value = self._value(thread)
+        size = self._int_value(extent, "the number of threads")
+        if isinstance(value, Var):
+            tag = self.thread_tags.get(value)
+            if tag is None:
+                raise self.error(
+                    thread,
+                    f"T.launch_thread takes a thread tag or a T.env_thread variable, not {_describe(value)}",
+                )
+            return _ThreadLaunch(call.name, tag, _as_index(size, value.dtype), value)
+        return _ThreadLaunch(call.name, self._thread_tag(thread), _as_index(size, _index_dtype(size)))
 
     def _t_grid(self, call: _Call, *extents: Tree) -> _GridSpec:
         if not extents:
@@ -326,6 +394,8 @@ def _handlers() -> dict[str, Callable]:
     table.update(dict.fromkeys(namespace.T_DTYPES, ScriptCalls._t_dtype))
     for name in namespace.T_INTRINSICS:
         table.setdefault(name, ScriptCalls._t_intrinsic)
+    for name in namespace.T_OPAQUE_CALLS:
+        table[name] = ScriptCalls._t_opaque
     table["Buffer"] = ScriptCalls._t_Buffer
     return table
 

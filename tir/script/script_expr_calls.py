@@ -19,7 +19,7 @@ from .. import dtype as _dt
 from .. import op
 from ..expr import Broadcast, FloatImm, FloorDiv, FloorMod, Let, PrimExpr, Ramp, StringImm, Var, const
 from ..matrix_ops import MATRIX_OPS, make_matrix_call, tile
-from .script_values import _Call, _describe, _is_number, _limit, _same_dtype, _VarDecl
+from .script_values import _Call, _describe, _is_number, _same_dtype, _VarDecl
 
 
 class ExpressionCalls:
@@ -40,9 +40,29 @@ class ExpressionCalls:
             return FloatImm(number, dtype)
         return op.cast(dtype, self._as_prim(number, value))
 
-    def _t_intrinsic(self, call: _Call, *args: Tree) -> PrimExpr:
+    def _t_intrinsic(self, call: _Call, *args: Tree, dtype: Tree | None = None) -> PrimExpr:
         values = [self._value(arg) for arg in args]
-        return op.call(call.name[2:], *(StringImm(v) if isinstance(v, str) else v for v in values))
+        result_dtype = self._dtype(dtype) if dtype is not None else None
+        return op.call(
+            call.name[2:], *(StringImm(v) if isinstance(v, str) else v for v in values), dtype=result_dtype
+        )
+
+    def _t_opaque(self, call: _Call, *args: Tree, dtype: Tree | None = None) -> PrimExpr:
+        values = [self._value(arg) for arg in args]
+        return op.opaque_call(call.name[2:], values, self._dtype(dtype) if dtype is not None else "handle")
+
+    def _t_call_extern(self, call: _Call, dtype: Tree, name: Tree, *args: Tree) -> PrimExpr:
+        values = [self._value(arg) for arg in args]
+        return op.opaque_call(
+            "call_extern", [self._str(name, "the function's name"), *values], self._dtype(dtype)
+        )
+
+    def _t_call_packed(self, call: _Call, name: Tree, *args: Tree) -> PrimExpr:
+        values = [self._value(arg) for arg in args]
+        return op.opaque_call("call_packed", [self._str(name, "the function's name"), *values], "int32")
+
+    def _t_reinterpret(self, call: _Call, dtype: Tree, value: Tree) -> PrimExpr:
+        return op.reinterpret(self._dtype(dtype), self._prim(value))
 
     def _t_matrix_op(self, call: _Call, *args: Tree) -> PrimExpr:
         """A matrix operation (tir/matrix_ops.py): tile arguments are regions, A[0:8, 0:8]."""
@@ -130,10 +150,10 @@ class ExpressionCalls:
         return op.logical_not(self._value(a))
 
     def _t_max_value(self, call: _Call, dtype: Tree) -> PrimExpr:
-        return _limit(self._dtype(dtype), largest=True)
+        return op.limit_value(self._dtype(dtype), largest=True)
 
     def _t_min_value(self, call: _Call, dtype: Tree) -> PrimExpr:
-        return _limit(self._dtype(dtype), largest=False)
+        return op.limit_value(self._dtype(dtype), largest=False)
 
     def _t_Ramp(self, call: _Call, base: Tree, stride: Tree, lanes: Tree) -> PrimExpr:
         start = self._prim(base)
@@ -145,6 +165,8 @@ class ExpressionCalls:
 
     def _t_Broadcast(self, call: _Call, value: Tree, lanes: Tree) -> PrimExpr:
         return Broadcast(self._prim(value), self._lanes(lanes))
+
+    _t_ramp, _t_broadcast = _t_Ramp, _t_Broadcast
 
     def _lanes(self, node: Tree) -> int:
         lanes = self._value(node)

@@ -22,12 +22,22 @@ from lark import Token, Tree
 
 from .. import op
 from ..buffer import Buffer
-from ..expr import BufferLoad, PrimExpr, const
+from ..expr import BufferLoad, BufferPointer, PrimExpr, const
 from . import namespace
 from .errors import ParseError, span_of
 from .script_calls import _HANDLERS, _T_PATHS, ScriptCalls, _signature
 from .script_scope import NameScopes
-from .script_values import _I_REF, _NODE_ERRORS, _RANGE, _Call, _describe, _is_number, _Marker, _TRef
+from .script_values import (
+    _I_REF,
+    _NODE_ERRORS,
+    _RANGE,
+    _BufferMethod,
+    _Call,
+    _describe,
+    _is_number,
+    _Marker,
+    _TRef,
+)
 
 _PYTHON_ARITH = {
     "+": operator.add,
@@ -143,8 +153,14 @@ class ExpressionEvaluator:
             return _TRef(path)
         if base is _I_REF:
             raise self.error(node, f"I.{attr} is only valid as the decorator of a class (@I.ir_module)")
-        if isinstance(base, Buffer) and attr in ("shape", "dtype", "name", "ndim"):
+        if isinstance(base, Buffer) and attr in ("shape", "dtype", "name", "ndim", "strides", "scope"):
             return getattr(base, attr)
+        if isinstance(base, Buffer) and attr == "elem_offset":
+            return base.elem_offset if base.elem_offset is not None else const(0)
+        if isinstance(base, Buffer) and attr == "data":
+            return BufferPointer(base, const(0))
+        if isinstance(base, Buffer) and attr == "access_ptr":
+            return _BufferMethod(base, attr)
         raise self.error(attr_token, f"{_describe(base)} has no attribute {attr!r} in TVMScript")
 
     def _e_subscript(self, node: Tree) -> Any:
@@ -173,6 +189,11 @@ class ExpressionEvaluator:
             return self._invoke(handler, callee.name, node, args, kwargs)
         if callee is _RANGE:
             return self._invoke(ScriptCalls._range, "range", node, args, kwargs)
+        if isinstance(callee, _BufferMethod):
+            access, offset = self._invoke(
+                ScriptCalls._access_ptr, f"{callee.buffer.name}.access_ptr", node, args, kwargs
+            )
+            return BufferPointer(callee.buffer, offset, access)
         raise self.error(
             callee_node,
             f"{_describe(callee)} cannot be called",

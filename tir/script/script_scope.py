@@ -18,8 +18,8 @@ from typing import Any
 from lark import Tree
 
 from ..buffer import Buffer
-from ..expr import IterVar, PrimExpr, Var
-from ..stmt import Allocate, LetStmt
+from ..expr import IterVar, PrimExpr, Range, Var, const
+from ..stmt import Allocate, For, ForKind, LetStmt
 from . import namespace
 from .script_values import (
     _BUILTINS,
@@ -34,6 +34,8 @@ from .script_values import (
     _Marker,
     _plural,
     _Scoped,
+    _ThreadEnv,
+    _ThreadLaunch,
     _TRef,
     _VarDecl,
 )
@@ -115,6 +117,13 @@ class NameScopes:
             return None
         if isinstance(value, _BufferDecl):
             return self._declare_buffer(name, value, value_node)
+        if isinstance(value, _ThreadEnv):
+            var = scope[name] = Var(name, "int32")
+            self.thread_tags[var] = value.tag
+            return None
+        if isinstance(value, _ThreadLaunch) and value.var is None:
+            var = scope[name] = Var(name, value.extent.dtype)
+            return self._launch(var, value)
         if isinstance(value, _AxisDecls) and len(value.axes) == 1:
             value = value.axes[0]
         if isinstance(value, _AxisDecl):
@@ -149,6 +158,15 @@ class NameScopes:
                 )
             self._bind(name, item, value_node)
 
+    def _launch(self, var: Var, launch: _ThreadLaunch) -> _Scoped:
+        """A launched thread is a thread-bound loop (TVM's thread_extent attribute) over what follows."""
+        self.loop_ranges[var] = Range(const(0, var.dtype), launch.extent)
+        self.loop_depths[var] = len(self.frames)
+        tag = launch.tag
+        return _Scoped(
+            lambda body: For(var, const(0, var.dtype), launch.extent, ForKind.THREAD_BINDING, body, tag)
+        )
+
     def _let(self, name: str, dtype: str, value: PrimExpr) -> _Scoped:
         var = Var(name, dtype)
         self.scopes[-1][name] = var
@@ -163,7 +181,7 @@ class NameScopes:
         self.scopes[-1][name] = var
 
     def _declare_buffer(self, name: str, decl: _BufferDecl, node: Tree) -> _Scoped | None:
-        buffer = Buffer(name, decl.shape, decl.dtype, decl.scope)
+        buffer = Buffer(name, decl.shape, decl.dtype, decl.scope, **dict(decl.layout))
         self.scopes[-1][name] = buffer
         if decl.kind == "decl":
             return _Scoped(lambda body: Allocate(buffer, body))

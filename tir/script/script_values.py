@@ -10,7 +10,6 @@ script_buffer_access.py, script_calls.py, script_expr_calls.py and script_builde
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +69,7 @@ class _BufferDecl(_Marker):
     dtype: str
     scope: str
     param: Var | None = None
+    layout: tuple[tuple[str, Any], ...] = ()  # Buffer keywords: strides, elem_offset, ...
     usage = "assign it to a name: B = T.alloc_buffer(...)"
 
 
@@ -79,7 +79,38 @@ class _BufferSpec(_Marker):
     shape: tuple[PrimExpr, ...]
     dtype: str
     scope: str
+    layout: tuple[tuple[str, Any], ...] = ()
     usage = "T.Buffer(...) is the type of a parameter; in the body use T.alloc_buffer or T.decl_buffer"
+
+
+@dataclass(frozen=True)
+class _BufferMethod:
+    """``A.access_ptr``: a buffer's method, waiting for its call."""
+
+    buffer: Buffer
+    name: str
+
+
+@dataclass(frozen=True)
+class _ThreadEnv(_Marker):
+    """``T.env_thread(tag)``: names a thread variable that a later ``T.launch_thread`` launches."""
+
+    name: str
+    tag: str
+    usage = 'assign it to a name: tx = T.env_thread("threadIdx.x")'
+
+
+@dataclass(frozen=True)
+class _ThreadLaunch(_Marker):
+    """``T.launch_thread(tag_or_var, extent)``: a thread-bound loop over the statements it covers."""
+
+    name: str
+    tag: str
+    extent: PrimExpr
+    var: Var | None = None
+    usage = (
+        'tx = T.launch_thread("threadIdx.x", n), or with T.launch_thread(tx, n): for tx = T.env_thread(...)'
+    )
 
 
 @dataclass(frozen=True)
@@ -239,26 +270,6 @@ def _extent(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
     from ..arith import Analyzer
 
     return Analyzer().simplify(difference)
-
-
-def _limit(dtype: str, largest: bool) -> PrimExpr:
-    """The largest (or lowest) finite value of a scalar dtype."""
-    if _dt.lanes_of(dtype) != 1:
-        raise ValueError(f"T.max_value/T.min_value take a scalar dtype, got {dtype!r}")
-    if _dt.is_float(dtype):
-        value = {
-            "float16": 65504.0,
-            "bfloat16": 3.3895313892515355e38,
-            "float32": 3.4028234663852886e38,
-            "float64": sys.float_info.max,
-        }[dtype]
-        return FloatImm(value if largest else -value, dtype)
-    bits = _dt.bits_of(dtype)
-    if _dt.is_bool(dtype):
-        return IntImm(int(largest), dtype)
-    if _dt.is_uint(dtype):
-        return IntImm(2**bits - 1 if largest else 0, dtype)
-    return IntImm(2 ** (bits - 1) - 1 if largest else -(2 ** (bits - 1)), dtype)
 
 
 def _same_dtype(a: Any, b: Any) -> tuple[PrimExpr, PrimExpr]:

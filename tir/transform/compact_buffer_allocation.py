@@ -19,9 +19,19 @@ block bindings substituted), as after TVM's ConvertBlocksToOpaque: ``A_shared[ax
 that access a compacted buffer are inferred again, unless ``infer_regions=False`` (as in
 plan_buffer_allocation: then they are left empty, for the pipeline's later passes, which
 never read them).
+
+Then, as TVM's CompactBufferAllocation does, a buffer that a block's ``buffer_dim_align``
+annotation names (``sch.storage_align(block, buffer_index, axis, factor, offset)``) gets
+``strides``: from the innermost dimension out, each stride is the next one times its
+extent, and an aligned axis's stride is padded up to the next value with
+``stride % factor == offset`` (a 16 x 16 shared tile aligned with (32, 4) gets strides
+(36, 1)). flatten_buffer indexes and sizes the buffer by these strides, so every
+target allocates the padded rows; what is computed does not change.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .. import op
 from ..analysis.block_access import infer_access_regions
@@ -31,11 +41,13 @@ from ..arith.int_set import Infinity, IntervalSet
 from ..buffer import Buffer, BufferRegion
 from ..expr import GE, GT, LE, LT, And, BufferLoad, IntImm, PrimExpr, Range, Var
 from ..function import PrimFunc
-from ..functor import Mutator, StmtMutator, Visitor, collect_vars, substitute
+from ..functor import Mutator, StmtMutator, Visitor, collect_vars, post_order_visit, substitute
 from ..stmt import Block, BlockRealize, BufferStore, For, IfThenElse, Stmt
 from .plan_buffer_allocation import buffer_access_lca
 
 _COOPERATIVE_TAGS = ("threadIdx", "vthread")
+# The block annotation storage_align records: [[buffer_index, axis, factor, offset], ...].
+BUFFER_DIM_ALIGN = "buffer_dim_align"
 
 
 class _Access:
@@ -181,8 +193,8 @@ def _dim_range(
     extent = analyzer.canonical_simplify(high - low + 1)
     if not isinstance(extent, IntImm):
         bound = analyzer.const_int_bound(extent).max_value
-        if bound >= POS_INF:
-            return keep
+        if bound >= POS_INF or not isinstance(full, IntImm):
+            return keep  # a dynamic dimension (n) is exact; a bound from n's dtype is not a size
         extent = IntImm(bound, full.dtype)
     if isinstance(full, IntImm) and extent.value >= full.value:
         return keep
@@ -260,10 +272,40 @@ class _Reindexer(Mutator):
         return BufferStore(new, store.value, indices)
 
 
+def _storage_alignments(body: Stmt) -> dict[Buffer, dict[int, tuple[int, int]]]:
+    """Buffer -> {axis: (factor, offset)} from the ``buffer_dim_align`` annotations of the blocks."""
+    found: dict[Buffer, dict[int, tuple[int, int]]] = {}
+
+    def visit(node) -> None:
+        if isinstance(node, Block):
+            for buffer_index, axis, factor, offset in node.annotations.get(BUFFER_DIM_ALIGN, ()):
+                buffer = node.writes[buffer_index].buffer
+                found.setdefault(buffer, {})[axis % buffer.ndim] = (factor, offset)
+
+    post_order_visit(body, visit)
+    return found
+
+
+def _aligned_strides(shape: tuple[PrimExpr, ...], aligns: dict[int, tuple[int, int]], analyzer: Analyzer):
+    """TVM's padded strides: row-major from the inside out, an aligned axis rounded up to
+    ``factor * k + offset``."""
+    strides: list[PrimExpr] = []
+    stride: PrimExpr = IntImm(1, shape[-1].dtype)
+    for axis in reversed(range(len(shape))):
+        if axis in aligns:
+            factor, offset = aligns[axis]
+            pad = op.floormod(IntImm(factor + offset, stride.dtype) - op.floormod(stride, factor), factor)
+            stride = analyzer.simplify(stride + pad)
+        strides.append(stride)
+        stride = analyzer.simplify(stride * shape[axis])
+    return tuple(reversed(strides))
+
+
 class _Compactor(StmtMutator):
-    def __init__(self, params: set[Buffer], infer_regions: bool):
+    def __init__(self, params: set[Buffer], infer_regions: bool, aligns: dict):
         self.params = params
         self.infer_regions = infer_regions
+        self.aligns = aligns
         self.loops: list[For] = []
         self.analyzer = Analyzer()
 
@@ -288,6 +330,10 @@ class _Compactor(StmtMutator):
             accesses = [a for a in collector.accesses if a.buffer is buffer]
             lca_depth = len(self.loops) + sum(isinstance(s, For) for s in paths.get(buffer, ()))
             compacted = _compact_region(buffer, accesses, lca_depth, self.analyzer)
+            if buffer in self.aligns:
+                new, offsets = compacted or (buffer, tuple(IntImm(0, d.dtype) for d in buffer.shape))
+                strides = _aligned_strides(new.shape, self.aligns[buffer], self.analyzer)
+                compacted = replace(new, strides=strides), offsets
             if compacted is not None:
                 remap[buffer] = compacted
         if not remap:
@@ -303,4 +349,5 @@ class _Compactor(StmtMutator):
 
 def compact_buffer_allocation(func: PrimFunc, infer_regions: bool = True) -> PrimFunc:
     """Shrink every intermediate buffer allocated in a block to the region it is accessed in."""
-    return func.with_body(_Compactor(set(func.buffer_params), infer_regions).visit(func.body))
+    aligns = _storage_alignments(func.body)
+    return func.with_body(_Compactor(set(func.buffer_params), infer_regions, aligns).visit(func.body))

@@ -8,7 +8,10 @@ simplified under the ranges of the enclosing loops. The function's parameters
 become the flat buffers; ``func.attrs["original_shapes"]`` keeps every buffer
 parameter's original shape (ints where static) so a runtime can still check the
 arrays a user passes. One vector (Ramp) index in one dimension is allowed and
-stays a Ramp over the flat index.
+stays a Ramp over the flat index. A buffer with ``strides`` (padded by
+``storage_align``, see compact_buffer_allocation) is indexed by them instead,
+``A[i, j]`` becoming ``A_flat[i * s0 + j * s1]``, and holds ``shape[0] * s0``
+elements, as TVM allocates it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from .simplify import LoopRangeMutator
 
 
 def _flat_buffer(buffer: Buffer) -> Buffer:
-    size = reduce(lambda a, b: a * b, buffer.shape, const(1, _index_dtype(buffer)))
+    if buffer.strides:
+        size = buffer.shape[0] * buffer.strides[0]
+    else:
+        size = reduce(lambda a, b: a * b, buffer.shape, const(1, _index_dtype(buffer)))
     return Buffer(buffer.name, (size,), buffer.dtype, buffer.scope)
 
 
@@ -69,7 +75,7 @@ class _Flattener(LoopRangeMutator):
         return self.visit_BlockRealize(BlockRealize((), IntImm(1, "bool"), block))
 
     def _flat_of(self, buffer: Buffer) -> Buffer:
-        if buffer.ndim == 1:
+        if buffer.ndim == 1 and not buffer.strides:
             return buffer
         flat = self.flat.get(buffer)
         if flat is None:
@@ -92,13 +98,19 @@ class _Flattener(LoopRangeMutator):
             return Broadcast(self._row_major(buffer, tuple(scalar)), index.lanes)
         scalar = list(indices)
         scalar[dim] = index.base
-        stride = reduce(lambda a, b: a * b, buffer.shape[dim + 1 :], const(1, index.stride.dtype))
+        if buffer.strides:
+            stride = buffer.strides[dim]
+        else:
+            stride = reduce(lambda a, b: a * b, buffer.shape[dim + 1 :], const(1, index.stride.dtype))
         base = self._row_major(buffer, tuple(scalar))
         return Ramp(base, self.analyzer.simplify(index.stride * stride), index.lanes)
 
     def _row_major(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> PrimExpr:
         if not indices:
             return const(0, _index_dtype(buffer))
+        if buffer.strides:
+            terms = [index * stride for index, stride in zip(indices, buffer.strides)]
+            return self.analyzer.simplify(reduce(lambda a, b: a + b, terms))
         linear = indices[0]
         for dim, index in zip(buffer.shape[1:], indices[1:]):
             linear = linear * dim + index
@@ -118,7 +130,7 @@ def _shape_record(buffer: Buffer) -> list:
 def flatten_buffer(func: PrimFunc) -> PrimFunc:
     """Make every buffer one-dimensional; the parameters become the flat buffers."""
     buffers = [*func.buffer_params, *_allocated_buffers(func.body)]
-    flat = {b: _flat_buffer(b) for b in buffers if b.ndim != 1}
+    flat = {b: _flat_buffer(b) for b in buffers if b.ndim != 1 or b.strides}
     body = _Flattener(flat).visit(func.body)
     params = tuple(flat.get(p, p) if isinstance(p, Buffer) else p for p in func.params)
     attrs = dict(func.attrs)

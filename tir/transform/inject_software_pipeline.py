@@ -528,9 +528,7 @@ class _PipelineRewriter(StmtMutator):
         if not self.pipeline:
             rest = {k: v for k, v in loop.annotations.items() if k not in PIPELINE_KEYS}
             return For(loop.loop_var, loop.min, loop.extent, loop.kind, loop.body, loop.thread_tag, rest)
-        new_buffers = {
-            b: Buffer(b.name, (IntImm(v, "int32"), *b.shape), b.dtype, b.scope) for b, v in versions.items()
-        }
+        new_buffers = {b: _versioned(b, v) for b, v in versions.items()}
         synchronize = _synchronizes_itself(pipeline, versions, self.unique_names)
         if synchronize:
             self.synchronized.update(b.name for b in new_buffers.values())
@@ -587,3 +585,11 @@ class _AllVersions(Mutator):
         if new is None:
             return region
         return BufferRegion(new, (Range(const(0, "int32"), new.shape[0]), *region.region))
+
+
+def _versioned(buffer: Buffer, versions: int) -> Buffer:
+    """``buffer`` with a leading dimension of ``versions``; padded strides (storage_align) are kept."""
+    strides = (buffer.shape[0] * buffer.strides[0], *buffer.strides) if buffer.strides else ()
+    return Buffer(
+        buffer.name, (IntImm(versions, "int32"), *buffer.shape), buffer.dtype, buffer.scope, strides
+    )

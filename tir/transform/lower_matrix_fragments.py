@@ -15,7 +15,8 @@ Then it rewrites each fragment of shape ``(..., R, C)`` used in ``r x c`` tiles 
 an array of ``(..., R / r, C / c)`` fragment objects (``simdgroup_float8x8
 A_frag[4]`` in Metal), and each tile argument ``tir.tile(A[first], A[last])`` into
 ``tir.tile_ptr(A[first'], stride)``: the fragment element for a fragment, or the
-tile's first element and its row stride (the buffer's last extent) for memory.
+tile's first element and its row stride (the buffer's own stride of its rows, which
+storage_align may pad, or its last extent) for memory.
 flatten_buffer then flattens ``A[first']`` like any load, and the printers print
 ``tir.tile_ptr`` as a fragment or a pointer and a stride.
 """
@@ -110,7 +111,7 @@ class _TileLowering(Mutator):
             rows, cols = self.tile_shapes[buffer]
             indices = (*first.indices[:-2], first.indices[-2] // rows, first.indices[-1] // cols)
             return Call("handle", TILE_PTR, (BufferLoad(self.fragments[buffer], indices), IntImm(0, "int32")))
-        stride = buffer.shape[-1]
+        stride = buffer.strides[-2] if buffer.strides else buffer.shape[-1]  # padded rows keep their stride
         return Call("handle", TILE_PTR, (first, stride))
 
     def visit_Block(self, block: Block) -> Block:

@@ -21,11 +21,12 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
 from codegen.build import generate_source
-from codegen.errors import BuildError, CompileError
+from codegen.errors import BuildError, CompileError, RuntimeUnavailableError
 from codegen.program import CompiledFunction
 from codegen.target import Target
 from tir import IRModule
@@ -66,7 +67,7 @@ def build_candidate(task: BuildTask) -> BuildOutcome:
         if task.source_override is not None:
             source = task.source_override
         if target.backend.precompile is not None:
-            target.backend.precompile(source, target)
+            _precompile(target, source)
     except BuildError as error:
         return BuildOutcome("invalid", error=str(error), build_secs=time.perf_counter() - start)
     except CompileError as error:
@@ -75,6 +76,13 @@ def build_candidate(task: BuildTask) -> BuildOutcome:
         text = f"building the candidate failed:\n{traceback.format_exc()}"
         return BuildOutcome("compile_error", error=text, build_secs=time.perf_counter() - start)
     return BuildOutcome(BUILT, source, tuple(functions), build_secs=time.perf_counter() - start)
+
+
+def _precompile(target: Target, source: str) -> None:
+    """Compile ahead where this machine can; a build on a machine without the compiler (a Ray node
+    that only builds) leaves the compiling to the measuring node, which compiles what it loads."""
+    with suppress(RuntimeUnavailableError):
+        target.backend.precompile(source, target)
 
 
 def _worker_main(conn: Connection) -> None:

@@ -27,8 +27,10 @@ from __future__ import annotations
 import importlib
 import os
 import time
+import warnings
 from collections import Counter, deque
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from itertools import count
 from pathlib import Path
@@ -45,6 +47,9 @@ RAY_EXTRA = "pip install 'tensorir-py[ray]'"
 # A measurement may compile the candidate again on its node (a C build made on another node).
 COMPILE_MARGIN_SECONDS = 60.0
 MEASURE_ATTEMPTS = 2  # a candidate whose actor dies is retried once elsewhere
+# A killed actor's unit of the resource comes free a moment after the kill; a batch left without
+# actors waits this long for it, to place the replacement.
+REPLACE_SECONDS = 30.0
 PACKAGES = ("tir", "schedule", "codegen", "tuner")
 
 
@@ -157,7 +162,8 @@ class DeviceActor:
                     seed=spec.seed,
                 )
             except Exception as error:  # noqa: BLE001 - a missing runtime, a broken reference: the node's
-                self._failures[session] = f"{type(error).__name__}: {error}"
+                node = ray.get_runtime_context().get_node_id()
+                self._failures[session] = f"node {node}: {type(error).__name__}: {error}"
                 return False, self._failures[session]
         return True, self._measurers[session].device_name
 
@@ -186,7 +192,10 @@ class RayRunner:
 
     ``resource`` is the custom resource each measuring actor takes one unit of (default: the
     target's kind); ``actors`` caps how many are placed (default: every unit in the cluster);
-    ``cpus`` sizes the Ray instance started on this machine when there is no ``address``.
+    ``cpus`` sizes the Ray instance started on this machine when there is no ``address``. An
+    actor that has not answered ``run_timeout + answer_margin`` seconds after it was given a
+    candidate (the margin covers compiling a C candidate built on another node) counts as hung:
+    it is killed and replaced, and the candidate retried once elsewhere.
 
     >>> runner = RayRunner("10.0.0.5:6379")  # doctest: +SKIP
     >>> tune(mod, "metal", 200, "runs.db", runner=runner); runner.close()  # doctest: +SKIP
@@ -201,6 +210,7 @@ class RayRunner:
         cpus: int | None = None,
         build_timeout: float = 60,
         run_timeout: float = 30,
+        answer_margin: float = COMPILE_MARGIN_SECONDS,
     ):
         self.ray = import_ray()
         self.address = address
@@ -209,8 +219,10 @@ class RayRunner:
         self.cpus = cpus
         self.build_timeout = build_timeout
         self.run_timeout = run_timeout
+        self.answer_margin = answer_margin
         self.actors: list[_Actor] = []
         self.lost: list[str] = []  # why actors were dropped, for the error when none is left
+        self.left_out: list[str] = []  # actors whose node cannot measure a workload, and why
         self._connected = False  # this runner called ray.init (and so disconnects in close)
         self._names = count(1)
         self._sessions = count(1)
@@ -235,20 +247,16 @@ class RayRunner:
             ray.init(num_cpus=cpus, resources={self.resource: self.max_actors or 1}, **options)
         self._connected = True
 
-    def ensure_actors(self) -> None:
+    def ensure_actors(self, wait: float = 0.0) -> None:
         """Place an actor on every free unit of the resource (up to ``actors``): after a node died,
-        a unit it freed or a node that joined gets one."""
-        ray = self.ray
-        free = int(ray.available_resources().get(self.resource, 0))
-        wanted = int(ray.cluster_resources().get(self.resource, 0))
-        if self.max_actors is not None:
-            wanted = min(wanted, self.max_actors)
-        actor_class = ray.remote(DeviceActor).options(
-            num_cpus=0, resources={self.resource: 1}, max_concurrency=1
-        )
-        while len(self.actors) < wanted and free > 0:
-            self.actors.append(_Actor(actor_class.remote(self.resource), f"actor {next(self._names)}"))
-            free -= 1
+        a unit it freed or a node that joined gets one, and a killed actor its replacement. With no
+        actor left while the cluster has units, wait up to ``wait`` seconds for one to come free (a
+        kill frees it late)."""
+        deadline = time.monotonic() + wait
+        self._place()
+        while not self.actors and time.monotonic() < deadline and self._units():
+            time.sleep(0.2)
+            self._place()
         if not self.actors:
             where = f"the Ray cluster at {self.address}" if self.address else "the local Ray instance"
             lost = "".join(f"\n  {reason}" for reason in self.lost)
@@ -256,6 +264,31 @@ class RayRunner:
                 f"no node of {where} advertises the resource {self.resource!r}: start a worker with "
                 f"`ray start --address ADDRESS --resources '{{\"{self.resource}\": 1}}'`{lost}"
             )
+
+    def _units(self) -> int:
+        """Units of the resource in the cluster, free or not."""
+        return int(self.ray.cluster_resources().get(self.resource, 0))
+
+    def _place(self) -> None:
+        """Place an actor on each free unit (up to ``actors`` in all)."""
+        free = int(self.ray.available_resources().get(self.resource, 0))
+        wanted = self._units()
+        if self.max_actors is not None:
+            wanted = min(wanted, self.max_actors)
+        actor_class = self.ray.remote(DeviceActor).options(
+            num_cpus=0, resources={self.resource: 1}, max_concurrency=1
+        )
+        placed = 0
+        while len(self.actors) < wanted and free > placed:
+            self.actors.append(_Actor(actor_class.remote(self.resource), f"actor {next(self._names)}"))
+            placed += 1
+
+    def leave_out(self, actor: _Actor, reason: str) -> None:
+        """Report an actor whose node cannot measure a workload (it is given none of its candidates)."""
+        note = f"{actor.name} is left out: {reason}"
+        if note not in self.left_out:
+            self.left_out.append(note)
+            warnings.warn(f"Ray runner: {note}", RuntimeWarning, stacklevel=2)
 
     def rotate(self, actor: _Actor) -> None:
         """Put ``actor`` last: candidates go round the actors, so every device is used and a dead
@@ -279,7 +312,7 @@ class RayRunner:
     ) -> RaySession:
         target = Target.parse(target)
         self._connect(target)
-        self.ensure_actors()
+        self.ensure_actors(REPLACE_SECONDS)
         spec = _Spec(workload, str(target), reference, seed, self.run_timeout)
         return RaySession(self, next(self._sessions), str(target), self.ray.put(spec))
 
@@ -319,27 +352,39 @@ class RaySession:
         refs = {a.handle.open.remote(self.number, self._spec_box): a for a in self.runner.actors}
         ready, _ = self.ray.wait(list(refs), num_returns=len(refs), timeout=STARTUP_SECONDS)
         devices: Counter[str] = Counter()
+        reasons = []
         for ref, actor in refs.items():
+            if ref not in ready:
+                self.runner.drop(actor, "did not start in time")
+                reasons.append(f"{actor.name}: did not start in time")
+                continue
             try:
-                opened, text = self.ray.get(ref) if ref in ready else (False, "did not start in time")
+                opened, text = self.ray.get(ref)
             except self.ray.exceptions.RayError as error:
-                opened, text = False, f"died: {error}"
+                self.runner.drop(actor, f"died while opening the workload ({type(error).__name__})")
+                reasons.append(f"{actor.name}: died: {error}")
+                continue
             if opened:
                 self._opened.add(actor)
                 devices[text] += 1
             else:
-                self._unable[actor] = text
+                self._leave_out(actor, text)
+                reasons.append(f"{actor.name}: {text}")
         if not devices:
-            reasons = "".join(f"\n  {actor.name}: {why}" for actor, why in self._unable.items())
-            raise MeasureError(f"no Ray actor can measure this workload:{reasons}")
+            listed = "".join(f"\n  {reason}" for reason in reasons)
+            raise MeasureError(f"no Ray actor can measure this workload:{listed}")
         return devices.most_common(1)[0][0]
+
+    def _leave_out(self, actor: _Actor, reason: str) -> None:
+        self._unable[actor] = reason
+        self.runner.leave_out(actor, reason)
 
     def _usable(self) -> list[_Actor]:
         return [a for a in self.runner.actors if a not in self._unable]
 
     def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
         """Build, check and time ``candidates`` on the cluster; one result each, in the same order."""
-        self.runner.ensure_actors()
+        self.runner.ensure_actors(REPLACE_SECONDS)
         batch = _Batch(self, candidates)
         try:
             return batch.run()
@@ -375,6 +420,7 @@ class _Batch:
         self.builds: dict[Any, tuple[int, float]] = {}
         self.built: deque[tuple[int, BuildOutcome]] = deque()
         self.running: dict[Any, tuple[int, _Actor, float, BuildOutcome]] = {}
+        self.replace = False  # an actor was dropped in this batch
 
     def run(self) -> list[MeasureResult]:
         while self.waiting or self.builds or self.built or self.running:
@@ -395,6 +441,11 @@ class _Batch:
         return self.results  # type: ignore[return-value]
 
     def _dispatch(self) -> None:
+        if self.replace:  # an actor was dropped: place its replacement on the unit it frees
+            self.replace = False
+            wait = REPLACE_SECONDS if self.built and not self.session._usable() else 0.0
+            with suppress(MeasureError):  # none placed: what is built is recorded below
+                self.session.runner.ensure_actors(wait)
         busy = {actor for _, actor, _, _ in self.running.values()}
         idle = [a for a in self.session._usable() if a not in busy]
         while self.built and idle:
@@ -402,7 +453,7 @@ class _Batch:
             actor = idle.pop(0)
             self.session.runner.rotate(actor)
             ref = actor.handle.measure.remote(self.session.number, self.session._spec_box, outcome)
-            limit = self.session.runner.run_timeout + COMPILE_MARGIN_SECONDS
+            limit = self.session.runner.run_timeout + self.session.runner.answer_margin
             if actor not in self.session._opened:
                 limit += STARTUP_SECONDS
             self.running[ref] = (index, actor, time.monotonic() + limit, outcome)
@@ -441,13 +492,14 @@ class _Batch:
             measured, value = self.ray.get(ref)
         except self.ray.exceptions.RayError as error:
             self.session.runner.drop(actor, f"died while measuring ({type(error).__name__})")
+            self.replace = True
             self._retry(index, outcome, "runtime_error", f"the Ray actor measuring it died: {error}")
             return
         self.session._opened.add(actor)
         if measured:
             self.results[index] = value
         else:  # this node cannot measure the workload: another one will
-            self.session._unable[actor] = value
+            self.session._leave_out(actor, value)
             self.built.appendleft((index, outcome))
 
     def _retry(self, index: int, outcome: BuildOutcome, status: str, error: str) -> None:
@@ -471,6 +523,7 @@ class _Batch:
             if now >= deadline:
                 del self.running[ref]
                 self.session.runner.drop(actor, "did not answer in time")
+                self.replace = True
                 self._retry(index, outcome, "timeout", f"{actor.name} did not answer in time and was killed")
 
     def stop(self) -> None:

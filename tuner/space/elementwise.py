@@ -30,7 +30,7 @@ from schedule import LoopRV, Schedule
 from tir import IterKind
 from tir.dtype import bytes_of
 
-from .structure import annotate_unroll, fuse_loops, loop_extent, try_vectorize
+from .structure import CPU_UNROLL_STEPS, annotate_unroll, fuse_loops, loop_extent, try_vectorize
 
 THREAD_CANDIDATES = [64, 128, 256, 512]
 # Reductions at least this long per output are shared by a group's threads (cross-thread).
@@ -126,4 +126,4 @@ def reduction_cpu(sch: Schedule, name: str, target: Target) -> None:
     outer = fuse_loops(sch, spatial) if spatial else reduce[0]
     if spatial:
         sch.parallel(outer)
-    annotate_unroll(sch, outer)
+    annotate_unroll(sch, outer, CPU_UNROLL_STEPS)

@@ -1,8 +1,10 @@
 """The design space: ``SpaceGenerator`` turns a workload into sampled schedules and mutates them.
 
 ``sample(mod, seed)`` applies the rules to a fresh ``Schedule``: auto-inline first
-(auto_inline.py), then one rule per block left at the root, chosen by the block's
-structure (structure.py): tensor-core tiling for a matmul whose dtypes a GPU
+(auto_inline.py), on a GPU the fused-rows rule for a row-wise output and the long
+reductions it reads (softmax and layer norm in one kernel, fused_rows.py), then one
+rule per block left at the root, chosen by the block's
+structure (structure.py): tensor-core tiling for a matmul whose 16-bit dtypes a GPU
 target's matrix intrinsics take (tensor_core.py), multi-level tiling for other
 reductions with data reuse,
 the simple reduction rule for other reductions, the elementwise rule for the rest,
@@ -31,12 +33,14 @@ from typing import Any
 
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
-from tir import IRModule, PrimFunc
+from tir import Block, IRModule, PrimFunc
+from tir.functor import post_order_visit
 from tir.transform.inject_software_pipeline import STAGE_KEY
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
-from .limits import SpaceError, check_limits
+from .fused_rows import fused_rows_gpu, row_reductions
+from .limits import SpaceError, check_limits, kernels
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
 from .tensor_core import tensor_core_applies, tensor_core_gpu
@@ -116,20 +120,38 @@ class SpaceGenerator:
 
     def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind]) -> None:
         inline_producers(sch)
+        done = self._fuse_rows(sch, fallback) if self.target.is_gpu else set()
         for name in sch.block_names():
             block = sch.find_block(name)
-            if block is None:  # folded into an earlier block's epilogue
+            if block is None or name in done:  # folded into an earlier block's epilogue, or fused
                 continue
             kind = fallback.get(name) or classify(sch, block)
             if kind is BlockKind.MULTI_LEVEL_TILING and name not in fallback:
                 kind = BlockKind.TENSOR_CORE if tensor_core_applies(sch, block, self.target) else kind
             if kind is BlockKind.UNSCHEDULED:
                 continue
+            before = _nest_blocks(sch, name)
             try:
                 gpu_rule, cpu_rule = _RULES[kind]
                 (gpu_rule if self.target.is_gpu else cpu_rule)(sch, name, self.target)
             except ScheduleError as err:
                 raise _RuleFailed(name, kind, err) from err
+            done |= _nest_blocks(sch, name) - before
+
+    def _fuse_rows(self, sch: Schedule, fallback: dict[str, BlockKind]) -> set[str]:
+        """Apply the fused-rows rule to every block it fits (unless it failed on it before); the
+        names of the consumers it scheduled."""
+        done = set()
+        for name in sch.block_names():
+            reductions = [] if name in fallback else row_reductions(sch, name)
+            if not reductions:
+                continue
+            try:
+                fused_rows_gpu(sch, name, reductions, self.target)
+            except ScheduleError as err:
+                raise _RuleFailed(name, BlockKind.FUSED_ROWS, err) from err
+            done |= _nest_blocks(sch, name)
+        return done
 
     # ------------------------------------------------------------ mutation and replay
 
@@ -160,6 +182,17 @@ class SpaceGenerator:
         sch = Schedule(mod)
         trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY)
         return sch
+
+
+def _nest_blocks(sch: Schedule, name: str) -> set[str]:
+    """Names of the blocks in the top-level loop nest that holds block ``name``: the blocks a rule
+    moved into it (an epilogue, fused reductions) are scheduled with it. Records nothing."""
+    for nest in kernels(sch.func):
+        names: set[str] = set()
+        post_order_visit(nest, lambda n, names=names: names.add(n.name) if isinstance(n, Block) else None)
+        if name in names:
+            return names
+    return set()
 
 
 # ---------------------------------------------------------------- decision mutators

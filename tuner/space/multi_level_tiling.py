@@ -18,7 +18,20 @@ executor); placed outside the thread loop, it only re-fetches every shared tile.
 input is read through a "shared" cache computed at the outer reduction loop and
 fetched cooperatively: its loops are fused and split into ``[rest, threads..., vec]``
 where the thread factors are the very handles of the sampled thread tiles (so the
-fetch always uses the compute's thread count) and ``vec`` is drawn from [1, 2, 4].
+fetch always uses the compute's thread count) and ``vec`` is drawn from [1, 2, 4]
+(MetaSchedule's cooperative-fetch vector lanes; the printers emit one 128-bit access
+per ``vec = 4`` chunk only where they prove both addresses multiples of 4 elements,
+scalar accesses otherwise). Each shared cache of two or more dimensions is
+``storage_align``ed (rows padded to a stride of ``32 * k + 16 bytes``, MetaSchedule's
+(32, 8) for half precision): the threads of a warp reading one column of the tile
+then hit different banks, and a 16-byte row start keeps the vector fetch aligned.
+
+Epilogues: an elementwise consumer of the tiled block that ``reverse_compute_inline``
+cannot fold into the write-back (the tile's output is itself an output of the
+function, say) is moved into the tile with ``reverse_compute_at`` under the same
+loop as the write-back (MetaSchedule's "fuse consumer"), so each thread applies it to
+its own tile right after storing it, in the same kernel.
+
 The loop around the fetches is software-pipelined as MetaSchedule does: the depth
 is drawn from 1 (no pipeline), 2, 3 and 4 stages among those whose multiplied shared
 tiles fit the target (and not above the loop's extent), and the loop is annotated
@@ -58,13 +71,16 @@ from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, 
 
 from .auto_inline import inline_epilogues
 from .limits import MAX_LOCAL_BYTES, SpaceError
-from .structure import annotate_unroll, fuse_loops, try_vectorize
+from .structure import CPU_UNROLL_STEPS, annotate_unroll, fuse_loops, is_spatial, try_vectorize
 
 MAX_INNERMOST_FACTOR = 64
 FETCH_VECTOR_LANES = [1, 2, 4]
 # Software pipeline depths the GPU rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 MAX_DRAFTS = 1024
+# storage_align of the shared caches: row strides of 32 * k + (16 bytes in elements).
+BANK_ALIGN_FACTOR = 32
+BANK_ALIGN_BYTES = 16
 # Spatial levels from this one inward make one thread's accumulator tile (GPU: block, thread,
 # register, register; CPU: parallel, outer, register, vector).
 REGISTER_LEVEL = 2
@@ -79,7 +95,9 @@ class Footprint:
     Read indices are affine in the block's iterators (one loop per iterator), so a
     region's span along a dimension is ``sum(|coefficient| * (tile - 1)) + extent``,
     capped by the buffer's shape; the coefficients are found once, and each draft
-    costs a few multiplications. A non-affine index counts the whole dimension.
+    costs a few multiplications. A non-affine index counts the whole dimension. With
+    ``pad_rows``, a region of two or more dimensions counts its rows padded as
+    ``_pad_rows`` pads the shared tiles.
     """
 
     def __init__(self, block: Block):
@@ -98,19 +116,25 @@ class Footprint:
             if r.buffer not in written
         ]
 
-    def bytes(self, tile: dict[Var, int]) -> int:
+    def bytes(self, tile: dict[Var, int], pad_rows: bool = False) -> int:
         total = 0
         for element_bytes, dims in self.regions:
-            elements = 1
-            for coefficients, extent, dim in dims:
-                span = (
-                    dim
-                    if coefficients is None
-                    else extent + sum(abs(c) * (tile[v] - 1) for v, c in coefficients.items())
-                )
-                elements *= min(span, dim)
-            total += elements * element_bytes
+            spans = [
+                min(dim, extent + sum(abs(c) * (tile[v] - 1) for v, c in coefficients.items()))
+                if coefficients is not None
+                else dim
+                for coefficients, extent, dim in dims
+            ]
+            if pad_rows and len(spans) >= 2:
+                spans[-1] = _padded_row(spans[-1], element_bytes)
+            total += prod(spans) * element_bytes
         return total
+
+
+def _padded_row(elements: int, element_bytes: int) -> int:
+    """A row's stride after ``_pad_rows``'s storage_align: the next ``BANK_ALIGN_FACTOR * k + offset``."""
+    offset = max(1, BANK_ALIGN_BYTES // element_bytes)
+    return elements + (BANK_ALIGN_FACTOR + offset - elements % BANK_ALIGN_FACTOR) % BANK_ALIGN_FACTOR
 
 
 def _span_terms(index: PrimExpr, extent: PrimExpr, dim: PrimExpr, variables: list[Var], analyzer: Analyzer):
@@ -167,7 +191,7 @@ class _TileLimits:
     def shared_bytes(self, draft: list[list[int]]) -> int:
         """Shared memory of one thread group's input tiles: every level but the outermost
         (blockIdx for a spatial loop, the loop around the shared-memory fetch for a reduction loop)."""
-        return self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)})
+        return self.footprint.bytes({iv.var: prod(f[1:]) for iv, f in zip(self.iters, draft)}, pad_rows=True)
 
     def _check_accumulators(self, elements: int) -> None:
         size, limit = elements * self.element_bytes, MAX_LOCAL_BYTES["gpu" if self.target.is_gpu else "c"]
@@ -299,6 +323,7 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     thread_x = fuse_loops(sch, _level(s, 1))
     sch.bind(thread_x, "threadIdx.x")
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
+    fuse_consumers(sch, write_back, thread_x)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
     for index in range(len(sch.get(block).reads)):
         _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
@@ -338,6 +363,36 @@ def _cooperative_fetch(
     parts = sch.split(fused, [None, *thread_tiles, vec])
     sch.bind(fuse_loops(sch, parts[1:-1]), "threadIdx.x")
     try_vectorize(sch, parts[-1])
+    _pad_rows(sch, cache)
+
+
+def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
+    """storage_align the shared tile's rows against bank conflicts (tiles of two or more dimensions)."""
+    buffer = sch.get(cache).writes[0].buffer
+    if buffer.ndim >= 2:
+        offset = _padded_row(0, bytes_of(buffer.dtype))
+        sch.storage_align(cache, 0, buffer.ndim - 2, BANK_ALIGN_FACTOR, offset)
+
+
+def fuse_consumers(sch: Schedule, write_back: BlockRV, loop: LoopRV) -> list[BlockRV]:
+    """``reverse_compute_at`` each elementwise consumer of ``write_back`` left at the root (one
+    ``reverse_compute_inline`` refused) under ``loop``, after the write-back; a refusal leaves it.
+    An intermediate tile that only the moved consumers read becomes a per-thread ("local")
+    array: it never reaches global memory. Returns the consumers moved."""
+    moved = []
+    consumers = sch.get_consumers(write_back)
+    for consumer in consumers:
+        node = sch.get(consumer)
+        if is_spatial(node):
+            try:
+                sch.reverse_compute_at(consumer, loop, preserve_unit_loops=True)
+            except ScheduleError:
+                continue
+            moved.append(consumer)
+    output = sch.get(write_back).writes[0].buffer
+    if moved and len(moved) == len(consumers) and output not in sch.func.params:
+        sch.set_scope(write_back, 0, "local")
+    return moved
 
 
 def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
@@ -348,7 +403,9 @@ def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
     outer = fuse_loops(sch, _level(s, 0))
     sch.parallel(outer)
     sch.reverse_compute_at(write_back, _level(s, 1)[-1], preserve_unit_loops=True)
+    epilogues = fuse_consumers(sch, write_back, _level(s, 1)[-1])
     init = sch.decompose_reduction(block, _level(r, 0)[0])
-    for vector_loop in (_level(s, 3)[-1], sch.get_loops(init)[-1], sch.get_loops(write_back)[-1]):
-        try_vectorize(sch, vector_loop)
-    annotate_unroll(sch, outer)
+    try_vectorize(sch, _level(s, 3)[-1])
+    for stage in (init, write_back, *epilogues):
+        try_vectorize(sch, sch.get_loops(stage)[-1])
+    annotate_unroll(sch, outer, CPU_UNROLL_STEPS)

@@ -18,7 +18,12 @@ from schedule import LoopRV, Schedule, ScheduleError
 from tir import Block, IntImm, IterKind, Var
 from tir.functor import collect_vars
 
+# Auto-unroll depths sampled on GPUs and on CPUs (TVM MetaSchedule's defaults for CUDA and LLVM).
+# The CPU list stops at 512: at 1024 the C compiler spent 6-8 s on each of the 2,000-line unrolled
+# sources (70% of a 64-trial C run's compiling, docs/BENCHMARKS.md) for kernels that were all slower
+# than the best.
 UNROLL_STEPS = [0, 16, 64, 512, 1024]
+CPU_UNROLL_STEPS = [0, 16, 64, 512]
 UNROLL_KEY = "pragma_auto_unroll_max_step"
 
 
@@ -27,6 +32,7 @@ class BlockKind(Enum):
 
     TENSOR_CORE = "tensor_core"
     MULTI_LEVEL_TILING = "multi_level_tiling"
+    FUSED_ROWS = "fused_rows"
     REDUCTION = "reduction"
     ELEMENTWISE = "elementwise"
     UNSCHEDULED = "unscheduled"
@@ -36,6 +42,7 @@ class BlockKind(Enum):
 FALLBACK = {
     BlockKind.TENSOR_CORE: BlockKind.MULTI_LEVEL_TILING,
     BlockKind.MULTI_LEVEL_TILING: BlockKind.REDUCTION,
+    BlockKind.FUSED_ROWS: BlockKind.ELEMENTWISE,
     BlockKind.REDUCTION: BlockKind.UNSCHEDULED,
     BlockKind.ELEMENTWISE: BlockKind.UNSCHEDULED,
     BlockKind.UNSCHEDULED: BlockKind.UNSCHEDULED,
@@ -99,9 +106,10 @@ def try_vectorize(sch: Schedule, loop: LoopRV) -> bool:
     return True
 
 
-def annotate_unroll(sch: Schedule, loop: LoopRV) -> None:
-    """Sample an auto-unroll depth and put it on ``loop``; the decision stays mutable in the trace."""
-    step = sch.sample_categorical(UNROLL_STEPS, [1 / len(UNROLL_STEPS)] * len(UNROLL_STEPS))
+def annotate_unroll(sch: Schedule, loop: LoopRV, steps: list[int] = UNROLL_STEPS) -> None:
+    """Sample an auto-unroll depth from ``steps`` and put it on ``loop``; the decision stays mutable
+    in the trace."""
+    step = sch.sample_categorical(steps, [1 / len(steps)] * len(steps))
     sch.annotate(loop, UNROLL_KEY, step)
 
 

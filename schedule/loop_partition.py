@@ -1,0 +1,192 @@
+"""loop_partition: cut a loop's range into consecutive loops, each with its own copy of the body
+(TVM's loop_partition).
+
+``loop_partition(i, [2, 1, 64])`` on ``for i in range(128)`` gives ``for i0 in
+range(0, 2)``, ``for i1 in range(2, 3)``, ``for i2 in range(3, 67)`` and, for the
+rest, ``for i3 in range(67, 128)``; one factor may be None, inferred so that the
+parts add up to the extent. Each part is a copy of the body with fresh loop and
+iterator variables; its blocks are renamed ``<block>_<loop><k>`` (block names are
+unique), and an iterator bound to the loop itself gets the part's range as its
+domain. Unlike TVM we do not wrap the parts in ``<block>_<loop>_common`` /
+``_partition`` blocks: the parts are plain sibling loops, which computes the same.
+Peeling a boundary part this way is what lets its copy specialize (an unpredicated
+main part and a short tail).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tir import Block, BlockRealize, For, IntImm, Mutator, Range, Var, const
+from tir.functor import stmts_pre_order
+from tir.stmt import seq
+
+from .analysis import check_constant_extent, check_serial
+from .errors import ArgumentError, ScheduleError
+from .instruction import ExprRV, LoopRV, primitive
+from .state import ScheduleState
+
+# ---------------------------------------------------------------- errors
+
+
+class PartitionFactorError(ScheduleError):
+    """The partition sizes are not positive, more than one is None, or they add up past the extent."""
+
+
+# ---------------------------------------------------------------- loop_partition
+
+
+def _sizes(loop: For, factors, extent: int) -> list[int]:
+    name = loop.loop_var.name
+    if not isinstance(factors, (list, tuple)) or not factors:
+        raise ArgumentError(f"loop_partition of loop {name} needs a non-empty list of factors", loop)
+    if sum(f is None for f in factors) > 1:
+        raise PartitionFactorError(
+            f"can't partition loop {name} by {list(factors)}: only one factor can be None", loop
+        )
+    for f in factors:
+        if f is not None and (isinstance(f, bool) or not isinstance(f, int) or f <= 0):
+            raise PartitionFactorError(
+                f"can't partition loop {name} by {list(factors)}: {f!r} is not a positive integer", loop
+            )
+    known = sum(f for f in factors if f is not None)
+    rest = extent - known
+    if rest < 0 or (rest == 0 and None in factors):
+        raise PartitionFactorError(
+            f"can't partition loop {name} of extent {extent} by {list(factors)}: the parts add up to "
+            f"{known}{' and leave nothing for None' if rest == 0 else ''}; they must fit in the extent",
+            loop,
+        )
+    sizes = [rest if f is None else f for f in factors]
+    return sizes + ([rest] if rest > 0 and None not in factors else [])
+
+
+class _PartCopy(Mutator):
+    """A copy of a loop body with fresh loop and iterator variables and renamed blocks."""
+
+    def __init__(self, vmap: dict[Var, object], suffix: str, taken: set[str], part_var: Var, part: Range):
+        self.vmap = vmap
+        self.suffix = suffix
+        self.taken = taken
+        self.part_var = part_var
+        self.part = part
+
+    def visit_Var(self, var: Var):
+        return self.vmap.get(var, var)
+
+    def visit_For(self, loop: For):
+        self.vmap[loop.loop_var] = Var(loop.loop_var.name, loop.loop_var.dtype)
+        return self.generic_visit(loop)
+
+    def visit_Block(self, block: Block):
+        for iv in block.iter_vars:
+            self.vmap[iv.var] = Var(iv.var.name, iv.var.dtype)
+        new = self.generic_visit(block)
+        name, n = f"{block.name}_{self.suffix}", 0
+        while name in self.taken:
+            n += 1
+            name = f"{block.name}_{self.suffix}_{n}"
+        self.taken.add(name)
+        return replace(new, name=name)
+
+    def visit_BlockRealize(self, realize: BlockRealize):
+        new = self.generic_visit(realize)
+        iter_vars = tuple(
+            replace(iv, dom=self.part) if value is self.part_var else iv
+            for iv, value in zip(new.block.iter_vars, new.iter_values)
+        )
+        if all(a is b for a, b in zip(iter_vars, new.block.iter_vars)):
+            return new
+        return replace(new, block=replace(new.block, iter_vars=iter_vars))
+
+
+@primitive()
+def loop_partition(
+    state: ScheduleState, loop: For, factors: list, preserve_unit_iters: bool = True
+) -> list[For]:
+    # Step 1. a serial loop from 0 with a constant extent, and sizes that fit it
+    fix = "Partition the loop before binding, parallelizing or vectorizing it"
+    check_serial(loop, "loop_partition", fix)
+    if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
+        raise ArgumentError(f"can't partition loop {loop.loop_var.name}: it must start at 0", loop)
+    extent = check_constant_extent(loop, "loop_partition")
+    sizes = _sizes(loop, factors, extent)
+
+    # Step 2. one copy of the body per part, each over its own range
+    dtype = loop.loop_var.dtype
+    taken = set(state.index.blocks) - {s.name for s in stmts_pre_order(loop) if isinstance(s, Block)}
+    parts, new_vars, offset = [], [], 0
+    for k, size in enumerate(sizes):
+        var = Var(f"{loop.loop_var.name}{k}", dtype)
+        part = Range(const(offset, dtype), const(size, dtype))
+        vmap: dict[Var, object] = {loop.loop_var: var}
+        if size == 1 and not preserve_unit_iters:
+            vmap[loop.loop_var] = const(offset, dtype)
+        body = _PartCopy(vmap, var.name, taken, var, part).visit(loop.body)
+        if size == 1 and not preserve_unit_iters:
+            parts.append(body)
+        else:
+            parts.append(
+                For(var, part.min, part.extent, loop.kind, body, loop.thread_tag, dict(loop.annotations))
+            )
+            new_vars.append(var)
+        offset += size
+    state.replace({loop: seq(*parts)})
+    return [state.index.loops[var] for var in new_vars]
+
+
+# ---------------------------------------------------------------- public methods
+
+
+class LoopPartitionMethods:
+    def loop_partition(
+        self, loop: LoopRV, factors: list[int | ExprRV | None], preserve_unit_iters: bool = True
+    ) -> list[LoopRV]:
+        """Cut ``loop``'s range into consecutive loops of the sizes ``factors``, each running its own
+        copy of the body; return the new loops.
+
+        ``loop_partition`` in TVM (Halide's ``partition`` peels loop boundaries the same
+        way). Sizes are taken in order from 0; one may be None (what is left); without
+        None, a last loop takes what the sizes leave. Blocks in part ``k`` are renamed
+        ``<block>_<loop><k>``, so earlier block handles under the loop become stale.
+
+        Requirements: the loop is serial, starts at 0 and has a constant extent; sizes
+        are positive and add up to at most the extent.
+
+        Example
+        -------
+        >>> sch = Schedule(tir.parse(_VECTOR_SCALE))
+        >>> head, tail = sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [12])
+        >>> print(sch.mod["main"].script())
+        # from tir import T
+        <BLANKLINE>
+        @T.prim_func
+        def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+            # with T.block("root"):
+            for i0 in range(12):
+                with T.block("B_i0"):
+                    vi = T.axis.spatial(12, i0)
+                    T.reads(A[vi])
+                    T.writes(B[vi])
+                    B[vi] = A[vi] * T.float32(2.0)
+            for i1 in range(12, 16):
+                with T.block("B_i1"):
+                    vi_1 = T.axis.spatial((12, 16), i1)
+                    T.reads(A[vi_1])
+                    T.writes(B[vi_1])
+                    B[vi_1] = A[vi_1] * T.float32(2.0)
+        """
+        return self._run(
+            "loop_partition", loop=loop, factors=factors, preserve_unit_iters=preserve_unit_iters
+        )
+
+
+# The program the example above schedules (doctest globals: tir, Schedule).
+_VECTOR_SCALE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+"""

@@ -1,0 +1,118 @@
+"""decompose_padding: expected scripts, numbers, trace round trips, refused requests."""
+
+from __future__ import annotations
+
+import tir
+from schedule import Schedule
+from schedule.decompose_padding import LoopNotAboveBlockError, NotPaddingBlockError
+from tir import T
+
+from .util import assert_fails_unchanged, assert_same_numbers, verify_trace_roundtrip
+
+
+@T.prim_func
+def pad_1d(x: T.Buffer((12,), "int32"), y: T.Buffer((18,), "int32")):
+    for i in range(18):
+        with T.block("y"):
+            vi = T.axis.spatial(18, i)
+            y[vi] = T.if_then_else(vi >= 3 and vi < 15, x[vi - 3], 7)
+
+
+@T.prim_func
+def pad_1d_decomposed(x: T.Buffer((12,), "int32"), y: T.Buffer((18,), "int32")):
+    for i in range(18):
+        with T.block("y_pad_const"):
+            vi = T.axis.spatial(18, i)
+            T.reads()
+            T.writes(y[vi])
+            y[vi] = 7
+    for i in range(18):
+        with T.block("y"):
+            vi = T.axis.spatial(18, i)
+            T.where(i >= 3 and i < 15)
+            y[vi] = x[vi - 3]
+
+
+@T.prim_func
+def pad_then_pool(x: T.Buffer((2, 20, 20), "float32"), out: T.Buffer((2, 20, 20), "float32")):
+    padded = T.alloc_buffer((2, 22, 22))
+    for c, h, w in T.grid(2, 22, 22):
+        with T.block("padded"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            padded[vc, vh, vw] = T.if_then_else(
+                vh < 1 or vh >= 21 or vw < 1 or vw >= 21, T.float32(0), x[vc, vh - 1, vw - 1]
+            )
+    for c, h, w, rh, rw in T.grid(2, 20, 20, 3, 3):
+        with T.block("out"):
+            vc, vh, vw, vrh, vrw = T.axis.remap("SSSRR", [c, h, w, rh, rw])
+            with T.init():
+                out[vc, vh, vw] = T.float32(0)
+            out[vc, vh, vw] = out[vc, vh, vw] + padded[vc, vh + vrh, vw + vrw]
+
+
+@T.prim_func
+def plain_copy(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("y"):
+            vi = T.axis.spatial(8, i)
+            y[vi] = x[vi]
+
+
+def test_decompose_padding_of_a_1d_pad():
+    sch = Schedule(pad_1d)
+    block = sch.get_block("y")
+    fill = sch.decompose_padding(block, sch.get_loops(block)[0])
+    assert sch.get(fill).name == "y_pad_const"
+    tir.assert_structural_equal(sch.mod["main"], pad_1d_decomposed)
+    verify_trace_roundtrip(sch, pad_1d)
+    assert_same_numbers(pad_1d, sch.mod["main"])
+
+
+def test_decompose_padding_with_the_pad_in_the_then_branch():
+    sch = Schedule(pad_then_pool)
+    pad = sch.get_block("padded")
+    sch.decompose_padding(pad, sch.get_loops(pad)[1])
+    assert len(sch.get_loops(sch.get_block("padded_pad_const"))) == 3
+    verify_trace_roundtrip(sch, pad_then_pool)
+    assert_same_numbers(pad_then_pool, sch.mod["main"])
+
+
+def test_decompose_padding_after_compute_at():
+    sch = Schedule(pad_then_pool)
+    pool, pad = sch.get_block("out"), sch.get_block("padded")
+    c, h, w, rh, rw = sch.get_loops(pool)
+    h_outer, _ = sch.split(h, [4, 5])
+    sch.compute_at(pad, h_outer)
+    inner = sch.get_loops(pad)[2]
+    sch.decompose_padding(pad, inner)
+    fill_loops = sch.get_loops(sch.get_block("padded_pad_const"))
+    assert [sch.get(x).loop_var.name for x in fill_loops[:2]] == ["c", "h_0"]
+    verify_trace_roundtrip(sch, pad_then_pool)
+    assert_same_numbers(pad_then_pool, sch.mod["main"])
+
+
+def test_decompose_padding_at_the_outermost_shared_loop():
+    sch = Schedule(pad_then_pool)
+    pool, pad = sch.get_block("out"), sch.get_block("padded")
+    c = sch.get_loops(pool)[0]
+    sch.compute_at(pad, c)
+    sch.decompose_padding(pad, sch.get_loops(pad)[0])
+    assert sch.block_names() == ["padded_pad_const", "padded", "out"]
+    assert sch.get(sch.get_loops(sch.get_block("padded_pad_const"))[0]) is not sch.get(c)
+    assert_same_numbers(pad_then_pool, sch.mod["main"])
+
+
+def test_decompose_padding_refuses_a_block_without_padding():
+    sch = Schedule(plain_copy)
+    block = sch.get_block("y")
+    loop = sch.get_loops(block)[0]
+    assert_fails_unchanged(sch, NotPaddingBlockError, "T.if_then_else", sch.decompose_padding, block, loop)
+
+
+def test_decompose_padding_refuses_a_loop_of_another_block():
+    sch = Schedule(pad_then_pool)
+    pad = sch.get_block("padded")
+    other = sch.get_loops(sch.get_block("out"))[0]
+    assert_fails_unchanged(
+        sch, LoopNotAboveBlockError, "not one of the loops", sch.decompose_padding, pad, other
+    )

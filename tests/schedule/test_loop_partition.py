@@ -1,0 +1,119 @@
+"""loop_partition: expected scripts, numbers, trace round trips, refused requests."""
+
+from __future__ import annotations
+
+import pytest
+
+import tir
+from schedule import Schedule
+from schedule.analysis import WrongLoopKindError
+from schedule.loop_partition import PartitionFactorError
+from tir import T
+
+from .util import assert_fails_unchanged, assert_same_numbers, verify_trace_roundtrip
+
+
+@T.prim_func
+def scale(A: T.Buffer((20, 8), "float32"), B: T.Buffer((20, 8), "float32")):
+    for i, j in T.grid(20, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@T.prim_func
+def scale_partitioned(A: T.Buffer((20, 8), "float32"), B: T.Buffer((20, 8), "float32")):
+    for i0, j in T.grid(3, 8):
+        with T.block("B_i0"):
+            vi = T.axis.spatial((0, 3), i0)
+            vj = T.axis.spatial(8, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i1 in range(3, 4):
+        for j in range(8):
+            with T.block("B_i1"):
+                vi = T.axis.spatial((3, 4), i1)
+                vj = T.axis.spatial(8, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i2 in range(4, 20):
+        for j in range(8):
+            with T.block("B_i2"):
+                vi = T.axis.spatial((4, 20), i2)
+                vj = T.axis.spatial(8, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+@T.prim_func
+def produce_consume(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi] + T.float32(1)
+        with T.block("C"):
+            vj = T.axis.spatial(16, i)
+            C[vj] = C[vj] * T.float32(3)
+
+
+def test_loop_partition_with_a_remainder_part():
+    sch = Schedule(scale)
+    parts = sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [3, 1])
+    assert len(parts) == 3
+    tir.assert_structural_equal(sch.mod["main"], scale_partitioned)
+    verify_trace_roundtrip(sch, scale)
+    assert_same_numbers(scale, sch.mod["main"])
+
+
+def test_loop_partition_with_an_inferred_part_then_again_inside():
+    sch = Schedule(scale)
+    head, middle, tail = sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [None, 1, 4])
+    assert [int(sch.get(loop).extent) for loop in (head, middle, tail)] == [15, 1, 4]
+    inner = sch.get_loops(sch.get_block("B_i1"))[1]
+    sch.loop_partition(inner, [2, None])
+    assert sch.block_names() == ["B_i0", "B_i1_j0", "B_i1_j1", "B_i2"]
+    verify_trace_roundtrip(sch, scale)
+    assert_same_numbers(scale, sch.mod["main"])
+
+
+def test_loop_partition_copies_every_block_of_the_body():
+    sch = Schedule(produce_consume)
+    sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [10])
+    assert sch.block_names() == ["B_i0", "C_i0", "B_i1", "C_i1"]
+    verify_trace_roundtrip(sch, produce_consume)
+    assert_same_numbers(produce_consume, sch.mod["main"])
+
+
+def test_loop_partition_without_unit_loops():
+    sch = Schedule(scale)
+    parts = sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [1, None], preserve_unit_iters=False)
+    assert len(parts) == 1
+    assert len(sch.get_loops(sch.get_block("B_i0"))) == 1
+    assert_same_numbers(scale, sch.mod["main"])
+
+
+def test_loop_partition_then_vectorize_the_main_part():
+    sch = Schedule(scale)
+    i = sch.get_loops(sch.get_block("B"))[0]
+    sch.loop_partition(i, [16])
+    sch.vectorize(sch.get_loops(sch.get_block("B_i0"))[1])
+    assert_same_numbers(scale, sch.mod["main"])
+
+
+@pytest.mark.parametrize(
+    "factors, phrase",
+    [
+        ([None, None], "only one factor"),
+        ([12, 9], "add up to 21"),
+        ([0, 4], "not a positive"),
+        ([20, None], "nothing"),
+    ],
+)
+def test_loop_partition_refuses_bad_factors(factors, phrase):
+    sch = Schedule(scale)
+    loop = sch.get_loops(sch.get_block("B"))[0]
+    assert_fails_unchanged(sch, PartitionFactorError, phrase, sch.loop_partition, loop, factors)
+
+
+def test_loop_partition_refuses_a_parallel_loop():
+    sch = Schedule(scale)
+    loop = sch.get_loops(sch.get_block("B"))[0]
+    sch.parallel(loop)
+    assert_fails_unchanged(sch, WrongLoopKindError, "serial", sch.loop_partition, loop, [4])
