@@ -73,7 +73,7 @@ def test_cache_index_refuses_common_subexpression_caching():
     assert_fails_unchanged(sch, ArgumentError, "not implemented", sch.cache_index, block, "global", 2)
 
 
-@pytest.mark.parametrize("scope", ["warp", 3])
+@pytest.mark.parametrize("scope", ["texture", 3])
 def test_cache_index_refuses_unknown_scopes(scope):
     from schedule.cache_stage import StorageScopeError
 

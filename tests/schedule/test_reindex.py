@@ -217,7 +217,9 @@ def test_reindex_cache_read_refuses_an_unknown_scope():
     sch = Schedule(matmul)
     block = sch.get_block("C")
     swap = "lambda i, j, k: (k, i)"
-    assert_fails_unchanged(sch, StorageScopeError, "'warp'", sch.reindex_cache_read, block, 0, "warp", swap)
+    assert_fails_unchanged(
+        sch, StorageScopeError, "'texture'", sch.reindex_cache_read, block, 0, "texture", swap
+    )
 
 
 @T.prim_func
