@@ -13,8 +13,10 @@ kernels in order; each launch is checked, so a failure names its kernel.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -23,12 +25,39 @@ from codegen.program import CompiledFunction, KernelLaunch
 from codegen.scalars import scalar_argument
 from codegen.target import Target
 
+from .nvcc import nvcc_path
+
 CUPY_MISSING = (
     "the CUDA runtime needs CuPy: pip install 'tensorir-py[cuda]' (installs cupy-cuda12x, for CUDA 12), "
     "or pip install cupy-cuda13x (CuPy 14 or later) for CUDA 13. To check that CUDA source compiles "
     "without a GPU, use codegen.cuda.nvcc.compile_with_nvcc."
 )
 NVRTC_OPTIONS = ("-std=c++17",)
+
+
+def nvrtc_options(source: str) -> tuple[str, ...]:
+    """NVRTC's options for ``source``. WMMA's ``mma.h`` includes ``crt/mma.h``, which the CUDA
+    headers of pip's nvidia packages (CuPy's include path when CUDA comes from pip) lack: a
+    source that includes it also searches the CUDA toolkit's headers, where nvcc is."""
+    if "#include <mma.h>" not in source:
+        return NVRTC_OPTIONS
+    for include in _toolkit_includes():
+        if (include / "crt" / "mma.h").is_file():
+            return (*NVRTC_OPTIONS, f"-I{include}")
+    return NVRTC_OPTIONS
+
+
+def _toolkit_includes() -> list[Path]:
+    """Include folders of the CUDA toolkits here: ``$CUDA_HOME``, ``$CUDA_PATH``, nvcc's, /usr/local/cuda."""
+    nvcc = nvcc_path()
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    roots += [str(Path(nvcc).resolve().parent.parent) if nvcc else None, "/usr/local/cuda"]
+    return [
+        include
+        for root in roots
+        if root
+        for include in (Path(root, "include"), *Path(root).glob("targets/*/include"))
+    ]
 
 
 class CudaUnavailableError(RuntimeUnavailableError):
@@ -60,7 +89,7 @@ class CudaModule:
         self.arch = _arch_for(target, f"sm_{device.compute_capability}", self.device_name)
         # CuPy adds -arch for the current GPU itself (capped at what its NVRTC knows); a second -arch
         # would be overridden, so the options leave it out.
-        module = cupy.RawModule(code=source, options=NVRTC_OPTIONS)
+        module = cupy.RawModule(code=source, options=nvrtc_options(source))
         self._functions = {function.name: function for function in functions}
         names = {launch.name for function in functions for launch in function.launches}
         self._kernels = {name: self._kernel(module, name, source) for name in sorted(names)}

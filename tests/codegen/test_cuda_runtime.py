@@ -242,3 +242,17 @@ def test_target_naming_another_gpu_is_refused():
     other = "sm_52" if cupy.cuda.Device().compute_capability != "52" else "sm_60"
     with pytest.raises(BuildError, match=f"asks for {other}"):
         load(WINDOW_SOURCE, [_window()], Target.parse(f"cuda -arch={other}"))
+
+
+def test_wmma_sources_also_search_the_toolkit_headers(tmp_path, monkeypatch):
+    # pip's CUDA headers (CuPy's include path) have mma.h but not the crt/mma.h it includes.
+    from codegen.cuda.runtime import NVRTC_OPTIONS, nvrtc_options
+
+    (tmp_path / "include" / "crt").mkdir(parents=True)
+    (tmp_path / "include" / "crt" / "mma.h").write_text("")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    assert nvrtc_options("#include <mma.h>\n__global__ void k() {}") == (
+        *NVRTC_OPTIONS,
+        f"-I{tmp_path / 'include'}",
+    )
+    assert nvrtc_options("__global__ void k() {}") == NVRTC_OPTIONS
