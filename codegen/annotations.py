@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 
+from tir.analysis.block_access import EXPLICIT_READ_REGION, EXPLICIT_WRITE_REGION
 from tir.function import PrimFunc
 from tir.functor import post_order_visit
 from tir.stmt import Block, For
@@ -33,6 +34,10 @@ BLOCK_ANNOTATIONS = {
     "auto_copy": "read_at/write_at's copy block; its copy loops are already explicit, so it builds as "
     "written (each thread runs the whole copy; TVM lowers it to a cooperative copy instead)",
     BUFFER_DIM_ALIGN: "compact_buffer_allocation pads the written buffer's strides (storage_align)",
+    EXPLICIT_READ_REGION: "annotate_buffer_access: compact_buffer_allocation sizes buffers from the "
+    "declared read region",
+    EXPLICIT_WRITE_REGION: "annotate_buffer_access: compact_buffer_allocation sizes buffers from the "
+    "declared write region",
 }
 
 # Keys from TVM that we know and do not lower yet, with what to do instead.

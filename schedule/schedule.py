@@ -22,6 +22,7 @@ from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
 from .block_iters import BlockIterMethods
 from .blockize import BlockizeMethods
+from .buffer_access import BufferAccessMethods
 from .cache_index import CacheIndexMethods
 from .cache_inplace import CacheInplaceMethods
 from .cache_read_write import CacheReadWriteMethods
@@ -74,6 +75,7 @@ class Schedule(
     ReadWriteAtMethods,
     MergeMethods,
     FuseEpilogueMethods,
+    BufferAccessMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

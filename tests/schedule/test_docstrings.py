@@ -31,6 +31,7 @@ MODULES = [
     "schedule.pad_einsum",
     "schedule.block_iters",
     "schedule.set_dtype",
+    "schedule.buffer_access",
     "schedule.rolling_buffer",
     "schedule.read_write_at",
     "schedule.merge",

@@ -34,6 +34,19 @@ from ..stmt import (
 )
 
 
+# TVM's block annotations naming the reads / writes a user declared (annotate_buffer_access):
+# a list of indices into the block's T.reads / T.writes that inference keeps as they are.
+EXPLICIT_READ_REGION = "explicit_read_region"
+EXPLICIT_WRITE_REGION = "explicit_write_region"
+
+
+def explicit_regions(block: Block, key: str) -> dict[Buffer, BufferRegion]:
+    """The declared regions of ``block`` under ``key``, by buffer."""
+    regions = block.reads if key == EXPLICIT_READ_REGION else block.writes
+    indices = block.annotations.get(key, ())
+    return {regions[i].buffer: regions[i] for i in indices if isinstance(i, int) and 0 <= i < len(regions)}
+
+
 def infer_access_regions(
     block: Block,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
@@ -51,7 +64,17 @@ def infer_access_regions(
     reads = collector.reads
     if block.init is not None:
         reads = {buf: sets for buf, sets in reads.items() if buf not in collector.writes}
-    return collector.regions(reads), collector.regions(collector.writes)
+    return (
+        _keep_declared(collector.regions(reads), explicit_regions(block, EXPLICIT_READ_REGION)),
+        _keep_declared(collector.regions(collector.writes), explicit_regions(block, EXPLICIT_WRITE_REGION)),
+    )
+
+
+def _keep_declared(
+    inferred: tuple[BufferRegion, ...], declared: dict[Buffer, BufferRegion]
+) -> tuple[BufferRegion, ...]:
+    """The inferred regions, with a declared one (annotate_buffer_access) in place of its buffer's."""
+    return tuple(declared.get(r.buffer, r) for r in inferred)
 
 
 def region_of(

@@ -34,7 +34,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import op
-from ..analysis.block_access import infer_access_regions
+from ..analysis.block_access import (
+    EXPLICIT_READ_REGION,
+    EXPLICIT_WRITE_REGION,
+    explicit_regions,
+    infer_access_regions,
+)
 from ..arith import Analyzer, eval_set
 from ..arith.const_bound import POS_INF
 from ..arith.int_set import Infinity, IntervalSet
@@ -68,6 +73,7 @@ class _AccessCollector(Visitor):
         self.bindings: dict[Var, PrimExpr] = {}
         self.conditions: list[PrimExpr] = []
         self.accesses: list[_Access] = []
+        self.declared: list[set[Buffer]] = [set()]
 
     def visit_For(self, loop: For) -> None:
         self.loops.append(loop)
@@ -79,9 +85,20 @@ class _AccessCollector(Visitor):
             self.bindings[iv.var] = substitute(value, self.bindings)
         self.conditions.append(substitute(realize.predicate, self.bindings))
         block = realize.block
+        # A declared region (annotate_buffer_access) stands for the body's accesses of its buffer:
+        # its first and last corner bound the buffer's hull as the accesses would.
+        declared = {
+            **explicit_regions(block, EXPLICIT_READ_REGION),
+            **explicit_regions(block, EXPLICIT_WRITE_REGION),
+        }
+        for region in declared.values():
+            self._record(region.buffer, [r.min for r in region.region])
+            self._record(region.buffer, [r.min + r.extent - 1 for r in region.region])
+        self.declared.append(self.declared[-1] | set(declared))
         if block.init is not None:
             self.visit(block.init)
         self.visit(block.body)
+        self.declared.pop()
         self.conditions.pop()
 
     def visit_IfThenElse(self, stmt: IfThenElse) -> None:
@@ -93,6 +110,8 @@ class _AccessCollector(Visitor):
             self.visit(stmt.else_case)
 
     def _record(self, buffer: Buffer, indices) -> None:
+        if buffer in self.declared[-1]:
+            return
         self.accesses.append(
             _Access(buffer, indices, self.bindings, tuple(self.loops), tuple(self.conditions))
         )
@@ -255,7 +274,11 @@ class _Reindexer(Mutator):
         )
 
     def visit_BufferRegion(self, region: BufferRegion) -> BufferRegion:
-        return region
+        # Inference replaces these, but for a declared one (annotate_buffer_access), which it keeps.
+        if region.buffer not in self.remap:
+            return region
+        new, mins = self._indices(region.buffer, [r.min for r in region.region])
+        return BufferRegion(new, tuple(Range(m, r.extent) for m, r in zip(mins, region.region)))
 
     def visit_BufferLoad(self, load: BufferLoad) -> PrimExpr:
         load = self.generic_visit(load)
