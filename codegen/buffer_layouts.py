@@ -7,7 +7,9 @@ TVM binds it from the array a function is called with. Explicit strides that are
 shape's own on a parameter, or a constant offset other than 0, are a BuildError naming the
 buffer: they describe a view of memory, which the runtimes cannot hand over. A buffer the
 function allocates may have strides of its own (padded rows, as ``storage_align`` lowers to):
-flatten_buffer indexes and sizes it by them.
+flatten_buffer indexes and sizes it by them. A buffer with TVM's ``axis_separators``
+(``set_axis_separator``) asks for memory of more than one physical axis (2-D textures);
+our targets have flat memory only, so that is a BuildError too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ def bind_buffer_layouts(func: PrimFunc, where: str) -> PrimFunc:
     offsets: dict[Var, PrimExpr] = {}
     params = {param for param in func.params if isinstance(param, Buffer)}
     for buffer in _buffers(func):
+        if buffer.axis_separators:
+            raise BuildError(
+                f"{where}: buffer {buffer.name} has axis_separators {list(buffer.axis_separators)} "
+                "(set_axis_separator): it asks for memory of more than one physical axis, such as a 2-D "
+                "texture, and the C, CUDA and Metal targets here have flat memory only. Drop the "
+                "set_axis_separator call (or pass axis_separators=[]) to build a flat buffer"
+            )
         offset = buffer.elem_offset
         strides_ok = buffer not in params or buffer.has_compact_strides()
         if strides_ok and (offset is None or isinstance(offset, Var)):

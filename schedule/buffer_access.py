@@ -45,22 +45,8 @@ def annotate_buffer_access(
     state: ScheduleState, block: Block, buffer_index: int, buffer_index_type: str, gen_new_ranges: str
 ) -> None:
     # Step 1. the region entry, and the map from the block's iterators to (start, end) pairs
-    if buffer_index_type not in ("read", "write"):
-        raise BufferAccessIndexError(
-            f"buffer_index_type must be 'read' or 'write', got {buffer_index_type!r}", block
-        )
     regions = block.reads if buffer_index_type == "read" else block.writes
-    if (
-        isinstance(buffer_index, bool)
-        or not isinstance(buffer_index, int)
-        or not 0 <= buffer_index < len(regions)
-    ):
-        raise BufferAccessIndexError(
-            f"block {block.name!r} has {len(regions)} {buffer_index_type} region(s) "
-            f"({[r.buffer.name for r in regions]}); buffer_index {buffer_index!r} does not index them",
-            block,
-        )
-    buffer = regions[buffer_index].buffer
+    buffer = region_at(block, buffer_index, buffer_index_type).buffer
     dtype = block.iter_vars[0].var.dtype if block.iter_vars else "int32"
     index_map = as_index_map(gen_new_ranges, len(block.iter_vars), dtype, block)
     if len(index_map.final_indices) != 2 * buffer.ndim:
@@ -88,6 +74,26 @@ def annotate_buffer_access(
     field = "reads" if buffer_index_type == "read" else "writes"
     new = replace(block, **{field: new_regions}, annotations={**block.annotations, key: indices})
     state.replace({block: new})
+
+
+def region_at(block: Block, buffer_index: int, buffer_index_type: str) -> BufferRegion:
+    """TVM's ``(buffer_index, buffer_index_type)`` pair: the block's region it names."""
+    if buffer_index_type not in ("read", "write"):
+        raise BufferAccessIndexError(
+            f"buffer_index_type must be 'read' or 'write', got {buffer_index_type!r}", block
+        )
+    regions = block.reads if buffer_index_type == "read" else block.writes
+    if (
+        isinstance(buffer_index, bool)
+        or not isinstance(buffer_index, int)
+        or not 0 <= buffer_index < len(regions)
+    ):
+        raise BufferAccessIndexError(
+            f"block {block.name!r} has {len(regions)} {buffer_index_type} region(s) "
+            f"({[r.buffer.name for r in regions]}); buffer_index {buffer_index!r} does not index them",
+            block,
+        )
+    return regions[buffer_index]
 
 
 def ranges_index_map(gen_new_ranges: Callable, iter_vars: list[Var]) -> IndexMap:

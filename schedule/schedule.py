@@ -20,6 +20,7 @@ from tir.analysis.well_formed import verify_well_formed
 
 from .analysis import can_apply, child_blocks, loop_iters
 from .annotate import AnnotateMethods
+from .axis_separator import AxisSeparatorMethods
 from .block_iters import BlockIterMethods
 from .blockize import BlockizeMethods
 from .buffer_access import BufferAccessMethods
@@ -76,6 +77,7 @@ class Schedule(
     MergeMethods,
     FuseEpilogueMethods,
     BufferAccessMethods,
+    AxisSeparatorMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
 

@@ -82,11 +82,13 @@ def unsafe_set_dtype(state: ScheduleState, block: Block, buffer_index: int, dtyp
     # Step 2. the buffer in the new type; stores convert to it, loads convert back
     new = replace(old, dtype=dtype)
     body = _CastAccesses(new, old.dtype).visit(substitute_buffers(state.func.body, {old: new}))
-    body = _AllocSwap(old, new).visit(body)
+    body = AllocSwap(old, new).visit(body)
     state.set_func(replace(state.func, body=body))
 
 
-class _AllocSwap(Mutator):
+class AllocSwap(Mutator):
+    """Puts ``new`` in place of ``old`` among the buffers a block allocates."""
+
     def __init__(self, old: Buffer, new: Buffer):
         self.old, self.new = old, new
 

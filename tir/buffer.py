@@ -9,7 +9,10 @@ means 0; a buffer with ``offset_factor`` and no ``elem_offset`` gets a Var
 ``<name>_elem_offset``, as in TVM, which tensorize binds to where a region starts.
 compact_buffer_allocation also sets ``strides`` (one per dimension, in elements)
 on a buffer that ``storage_align`` pads, and flatten_buffer indexes and sizes
-the buffer by them.
+the buffer by them. ``axis_separators`` (TVM's, set by ``set_axis_separator``)
+splits the dimensions into groups that flatten to separate physical axes
+(``[1]`` on a 2-D buffer: two axes, for 2-D textures); our targets have flat
+memory only, so the build refuses a buffer that has any.
 """
 
 from __future__ import annotations
@@ -47,6 +50,16 @@ def normalize_scope(scope: str) -> str:
     return scope
 
 
+def check_axis_separators(separators, ndim: int, name: str) -> None:
+    """Raise ValueError unless ``separators`` are increasing ints in ``1 .. ndim - 1``."""
+    plain = all(isinstance(s, int) and not isinstance(s, bool) for s in separators)
+    if not plain or list(separators) != sorted(set(separators)) or any(not 0 < s < ndim for s in separators):
+        raise ValueError(
+            f"buffer {name} has {ndim} dimensions; axis_separators {list(separators)} must be increasing "
+            f"integers between 1 and {ndim - 1} (a separator k starts a new physical axis at dimension k)"
+        )
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Buffer:
     name: str
@@ -57,6 +70,7 @@ class Buffer:
     elem_offset: PrimExpr | None = None
     offset_factor: int = 0
     align: int = 0
+    axis_separators: tuple[int, ...] = ()
 
     def __post_init__(self):
         _dt.check(self.dtype)
@@ -74,6 +88,9 @@ class Buffer:
             object.__setattr__(self, "elem_offset", const(self.elem_offset))
         if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
             object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
+        if not isinstance(self.axis_separators, tuple):
+            object.__setattr__(self, "axis_separators", tuple(self.axis_separators))
+        check_axis_separators(self.axis_separators, len(self.shape), self.name)
         if self.elem_offset is None and self.offset_factor:
             object.__setattr__(self, "elem_offset", Var(f"{self.name}_elem_offset", "int32"))
 

@@ -241,6 +241,8 @@ class _Encoder:
             if buffer.elem_offset is not None:
                 self.visit(buffer.elem_offset, "elem_offset")
             self._defining_shape_vars = defining
+        if buffer.axis_separators:  # only when set, so unseparated buffers hash as before
+            self.tokens += ("axis_separators", *buffer.axis_separators)
         self._define(buffer)
 
     # ------------------------------------------------------------ binding nodes

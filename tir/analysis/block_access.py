@@ -33,7 +33,6 @@ from ..stmt import (
     Stmt,
 )
 
-
 # TVM's block annotations naming the reads / writes a user declared (annotate_buffer_access):
 # a list of indices into the block's T.reads / T.writes that inference keeps as they are.
 EXPLICIT_READ_REGION = "explicit_read_region"

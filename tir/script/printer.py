@@ -456,6 +456,8 @@ class _Printer:
             args.append(f"align={buffer.align}")
         if buffer.offset_factor:
             args.append(f"offset_factor={buffer.offset_factor}")
+        if buffer.axis_separators:
+            args.append(f"axis_separators=[{', '.join(str(s) for s in buffer.axis_separators)}]")
         return args
 
     def region(self, region: BufferRegion) -> str:

@@ -45,7 +45,7 @@ from .script_values import (
     _VarDecl,
 )
 
-_LAYOUT_KEYWORDS = ("strides", "elem_offset", "offset_factor", "align")
+_LAYOUT_KEYWORDS = ("strides", "elem_offset", "offset_factor", "align", "axis_separators")
 _LOOP_KINDS = {
     "T.serial": ForKind.SERIAL,
     "T.parallel": ForKind.PARALLEL,
@@ -233,7 +233,7 @@ class ScriptCalls(ExpressionCalls):
         )
 
     def _layout(self, call: _Call, keywords: dict[str, Tree]) -> tuple[tuple[str, Any], ...]:
-        """TVM's buffer layout keywords: strides, elem_offset, offset_factor and align."""
+        """TVM's buffer layout keywords: strides, elem_offset, offset_factor, align, axis_separators."""
         layout = []
         for key, node in keywords.items():
             if key not in _LAYOUT_KEYWORDS:
@@ -246,6 +246,13 @@ class ScriptCalls(ExpressionCalls):
                 value: Any = self._shape(node)
             elif key == "elem_offset":
                 value = self._int_value(node, "elem_offset")
+            elif key == "axis_separators":
+                value = self._value(node)
+                if not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value
+                ):
+                    raise self.error(node, f"axis_separators is a list of integers, not {_describe(value)}")
+                value = tuple(value)
             else:
                 value = self._value(node)
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -1,0 +1,115 @@
+"""set_axis_separator: record TVM's axis separators on a buffer (TVM's primitive of that name).
+
+``axis_separators`` split a buffer's dimensions into groups, each flattened to
+one physical axis (``[1]`` on a 2-D buffer asks for 2-D memory, such as a
+texture). The primitive puts the separators on the buffer the block reads or
+writes at ``buffer_index``, everywhere the function names it, parameters
+included; the accesses and the numbers do not change. Our targets have flat
+memory only, so the build refuses a buffer with separators (codegen/buffer_layouts.py);
+``axis_separators=[]`` takes them off again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tir import Block
+from tir.buffer import check_axis_separators
+from tir.functor import substitute_buffers
+
+from .buffer_access import region_at
+from .errors import ArgumentError
+from .index_maps import BlockArgumentMethods
+from .instruction import BlockRV, primitive
+from .set_dtype import AllocSwap
+from .state import ScheduleState
+
+
+@primitive()
+def set_axis_separator(
+    state: ScheduleState, block: Block, buffer_index: int, buffer_index_type: str, axis_separators: list
+) -> None:
+    # Step 1. the buffer, and separators that fit its dimensions
+    old = region_at(block, buffer_index, buffer_index_type).buffer
+    if not isinstance(axis_separators, (list, tuple)):
+        raise ArgumentError(f"axis_separators is a list of integers, got {axis_separators!r}", block)
+    try:
+        check_axis_separators(tuple(axis_separators), old.ndim, old.name)
+    except ValueError as err:
+        raise ArgumentError(f"set_axis_separator: {err}", block) from None
+    if tuple(axis_separators) == old.axis_separators:
+        return
+
+    # Step 2. the same buffer with the separators, in every place the function names it
+    new = replace(old, axis_separators=tuple(axis_separators))
+    func = state.func
+    body = AllocSwap(old, new).visit(substitute_buffers(func.body, {old: new}))
+    params = tuple(new if p is old else p for p in func.params)
+    state.set_func(replace(func, params=params, body=body))
+
+
+class AxisSeparatorMethods(BlockArgumentMethods):
+    def set_axis_separator(
+        self, block: BlockRV | str, buffer_index: int, buffer_index_type: str, axis_separators: list[int]
+    ) -> None:
+        """Set the axis separators of the buffer ``block`` reads or writes at ``buffer_index``.
+
+        ``set_axis_separator`` in TVM. A separator ``k`` starts a new physical axis at
+        dimension ``k`` when the buffer is flattened (``[1]``: a 2-D buffer stays 2-D,
+        for texture memory). The script and the reference executor carry them; the
+        C, CUDA and Metal builds refuse a buffer with separators (flat memory only),
+        and ``axis_separators=[]`` removes them.
+
+        Requirements: ``buffer_index_type`` is ``"read"`` or ``"write"`` and
+        ``buffer_index`` indexes that list; the separators are increasing integers
+        between 1 and the buffer's number of dimensions minus 1.
+
+        Example
+        -------
+        >>> sch = Schedule(tir.parse(_COPY_VIA_B))
+        >>> sch.set_axis_separator("B", 0, "write", [1])
+        >>> print(sch.mod["main"].script())
+        # from tir import T
+        <BLANKLINE>
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+            # with T.block("root"):
+            B = T.alloc_buffer((4, 8), axis_separators=[1])
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    B[vi, vj] = A[vi, vj] * T.float32(2.0)
+            for i_1, j_1 in T.grid(4, 8):
+                with T.block("C"):
+                    vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+                    T.reads(B[vi_1, vj_1])
+                    T.writes(C[vi_1, vj_1])
+                    C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1.0)
+        """
+        block = self._block_argument(block)
+        separators = list(axis_separators) if isinstance(axis_separators, tuple) else axis_separators
+        return self._run(
+            "set_axis_separator",
+            block=block,
+            buffer_index=buffer_index,
+            buffer_index_type=buffer_index_type,
+            axis_separators=separators,
+        )
+
+
+# The program the example above schedules (doctest globals: tir, Schedule).
+_COPY_VIA_B = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    B = T.alloc_buffer((4, 8))
+    for i, j in T.grid(4, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
