@@ -18,7 +18,7 @@ from typing import Any
 from lark import Tree
 
 from .. import dtype as _dt
-from ..buffer import normalize_scope
+from ..buffer import check_axis_separators, normalize_scope
 from ..expr import IntImm, IterKind, PrimExpr, Range, Var, const
 from ..stmt import THREAD_TAGS, ForKind
 from . import namespace
@@ -223,7 +223,8 @@ class ScriptCalls(ExpressionCalls):
         scope: Tree | None = None,
         **layout: Tree,
     ) -> _BufferSpec:
-        return _BufferSpec(call.name, *self._buffer_type(shape, dtype, scope), self._layout(call, layout))
+        buffer_type = self._buffer_type(shape, dtype, scope)
+        return _BufferSpec(call.name, *buffer_type, self._layout(call, layout, len(buffer_type[0])))
 
     def _buffer_type(self, shape: Tree, dtype: Tree | None, scope: Tree | None) -> tuple[tuple, str, str]:
         return (
@@ -232,7 +233,7 @@ class ScriptCalls(ExpressionCalls):
             self._scope(scope) if scope is not None else "global",
         )
 
-    def _layout(self, call: _Call, keywords: dict[str, Tree]) -> tuple[tuple[str, Any], ...]:
+    def _layout(self, call: _Call, keywords: dict[str, Tree], ndim: int) -> tuple[tuple[str, Any], ...]:
         """TVM's buffer layout keywords: strides, elem_offset, offset_factor, align, axis_separators."""
         layout = []
         for key, node in keywords.items():
@@ -253,6 +254,10 @@ class ScriptCalls(ExpressionCalls):
                 ):
                     raise self.error(node, f"axis_separators is a list of integers, not {_describe(value)}")
                 value = tuple(value)
+                try:
+                    check_axis_separators(value, ndim, "declared here")
+                except ValueError as err:
+                    raise self.error(node, str(err)) from None
             else:
                 value = self._value(node)
                 if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -269,8 +274,9 @@ class ScriptCalls(ExpressionCalls):
         **layout: Tree,
     ) -> _BufferDecl:
         kind = "alloc" if call.name == "T.alloc_buffer" else "decl"
+        buffer_type = self._buffer_type(shape, dtype, scope)
         return _BufferDecl(
-            call.name, kind, *self._buffer_type(shape, dtype, scope), layout=self._layout(call, layout)
+            call.name, kind, *buffer_type, layout=self._layout(call, layout, len(buffer_type[0]))
         )
 
     _t_decl_buffer = _t_alloc_buffer
@@ -292,7 +298,13 @@ class ScriptCalls(ExpressionCalls):
                 hint="declare the parameter as a: T.handle (each handle is matched once)",
             )
         buffer_type = self._buffer_type(shape, dtype, scope)
-        return _BufferDecl(call.name, "match", *buffer_type, param=handle, layout=self._layout(call, layout))
+        return _BufferDecl(
+            call.name,
+            "match",
+            *buffer_type,
+            param=handle,
+            layout=self._layout(call, layout, len(buffer_type[0])),
+        )
 
     def _access_ptr(
         self,
