@@ -27,6 +27,7 @@ from tir.arith.modular import is_multiple_of
 from tir.functor import collect_vars, substitute
 from tir.stmt import Stmt
 
+from .blockize_blocks import blockize_blocks
 from .errors import ScheduleError
 from .instruction import primitive
 from .state import ScheduleState
@@ -210,7 +211,9 @@ def _is_true(predicate: PrimExpr) -> bool:
 
 
 @primitive()
-def blockize(state: ScheduleState, target: For, preserve_unit_iters: bool = True) -> Block:
+def blockize(state: ScheduleState, target: For | list[Block], preserve_unit_iters: bool = True) -> Block:
+    if isinstance(target, list):
+        return blockize_blocks(state, target, preserve_unit_iters)
     return blockize_loop(state, target, preserve_unit_iters)
 
 
@@ -229,6 +232,40 @@ class BlockizeMethods:
         Requirements: below ``target`` are only loops and exactly one block; every binding
         splits into a part from outside and a part from inside, the outer part a multiple of
         the inner extent.
+
+        ``target`` may instead be a list of blocks (TVM's ``blockize(blocks)``,
+        schedule/blockize_blocks.py): the consecutive statements of their common loop
+        that hold them become one block ``outer_<B>_<C>_``, with an iterator per loop
+        above that they use; every block among those statements must be listed.
+
+        >>> sch = Schedule(tir.parse(_TWO_STAGES_PER_ROW))
+        >>> outer = sch.blockize([sch.get_block("B"), sch.get_block("C")])
+        >>> print(sch.mod["main"].script())
+        # from tir import T
+        <BLANKLINE>
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+            # with T.block("root"):
+            B = T.alloc_buffer((4, 8))
+            for i in range(4):
+                with T.block("outer_B_C_"):
+                    vi = T.axis.spatial(4, i)
+                    T.reads(A[vi, 0:8], B[vi, 0:8])
+                    T.writes(B[vi, 0:8], C[vi, 0:8])
+                    for j in range(8):
+                        with T.block("B"):
+                            vi_i = T.axis.spatial(4, vi)
+                            vj_i = T.axis.spatial(8, j)
+                            T.reads(A[vi_i, vj_i])
+                            T.writes(B[vi_i, vj_i])
+                            B[vi_i, vj_i] = A[vi_i, vj_i] * T.float32(2.0)
+                    for j_1 in range(8):
+                        with T.block("C"):
+                            vi_i_1 = T.axis.spatial(4, vi)
+                            vj_i_1 = T.axis.spatial(8, j_1)
+                            T.reads(B[vi_i_1, vj_i_1])
+                            T.writes(C[vi_i_1, vj_i_1])
+                            C[vi_i_1, vj_i_1] = B[vi_i_1, vj_i_1] + T.float32(1.0)
 
         Example
         -------
@@ -256,7 +293,7 @@ class BlockizeMethods:
         return self._run("blockize", target=target, preserve_unit_iters=preserve_unit_iters)
 
 
-# The program the example above schedules (doctest globals: tir, Schedule).
+# The programs the examples above schedule (doctest globals: tir, Schedule).
 _TILED_SCALE = """
 @T.prim_func
 def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
@@ -264,4 +301,19 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(64, i0 * 8 + i1)
             B[vi] = A[vi] * T.float32(2.0)
+"""
+
+_TWO_STAGES_PER_ROW = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    B = T.alloc_buffer((4, 8))
+    for i in range(4):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
 """
