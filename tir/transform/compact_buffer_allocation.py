@@ -73,7 +73,6 @@ class _AccessCollector(Visitor):
         self.bindings: dict[Var, PrimExpr] = {}
         self.conditions: list[PrimExpr] = []
         self.accesses: list[_Access] = []
-        self.declared: list[set[Buffer]] = [set()]
 
     def visit_For(self, loop: For) -> None:
         self.loops.append(loop)
@@ -85,8 +84,9 @@ class _AccessCollector(Visitor):
             self.bindings[iv.var] = substitute(value, self.bindings)
         self.conditions.append(substitute(realize.predicate, self.bindings))
         block = realize.block
-        # A declared region (annotate_buffer_access) stands for the body's accesses of its buffer:
-        # its first and last corner bound the buffer's hull as the accesses would.
+        # A declared region (annotate_buffer_access) widens the buffer's hull by its first and last
+        # corner. Unlike TVM it never narrows it: the body's own accesses count too, so a region
+        # declared smaller than what the body touches cannot make the buffer too small.
         declared = {
             **explicit_regions(block, EXPLICIT_READ_REGION),
             **explicit_regions(block, EXPLICIT_WRITE_REGION),
@@ -94,11 +94,9 @@ class _AccessCollector(Visitor):
         for region in declared.values():
             self._record(region.buffer, [r.min for r in region.region])
             self._record(region.buffer, [r.min + r.extent - 1 for r in region.region])
-        self.declared.append(self.declared[-1] | set(declared))
         if block.init is not None:
             self.visit(block.init)
         self.visit(block.body)
-        self.declared.pop()
         self.conditions.pop()
 
     def visit_IfThenElse(self, stmt: IfThenElse) -> None:
@@ -110,8 +108,6 @@ class _AccessCollector(Visitor):
             self.visit(stmt.else_case)
 
     def _record(self, buffer: Buffer, indices) -> None:
-        if buffer in self.declared[-1]:
-            return
         self.accesses.append(
             _Access(buffer, indices, self.bindings, tuple(self.loops), tuple(self.conditions))
         )
