@@ -132,6 +132,12 @@ def written_buffers(call: Call) -> list[Buffer]:
     return [call.args[p].args[0].buffer for p in op.written_positions]
 
 
+def read_arguments(call: Call) -> list[PrimExpr]:
+    """The arguments of a matrix operation it reads: all but its destination tiles."""
+    written = MATRIX_OPS[call.op].written_positions
+    return [arg for position, arg in enumerate(call.args) if position not in written]
+
+
 def matrix_flops(expr: PrimExpr) -> int:
     """Floating-point operations of one matrix operation (``2 m n k`` for mma, none for the others)."""
     op = matrix_op_of(expr)

@@ -134,6 +134,37 @@ def test_epilogue_of_an_output_is_fused_with_reverse_compute_at(target):
     assert SpaceGenerator(target).mutate(sch.trace, TWO_OUTPUTS, random.Random(0)) is not None
 
 
+NEIGHBOUR_EPILOGUE = tir.IRModule(
+    {
+        "main": tir.parse(
+            """
+@T.prim_func
+def main(A: T.Buffer((32, 16), "float32"), B: T.Buffer((16, 33), "float32"),
+         C: T.Buffer((32, 33), "float32"), D: T.Buffer((32, 32), "float32")):
+    for i, j, k in T.grid(32, 33, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(32, 32):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi, vj] + C[vi, vj + 1]
+"""
+        )
+    }
+)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_consumer_reading_a_neighbour_stays_outside_the_tile(seed):
+    # D reads C[i, j + 1], which another iteration of the tile computes: moving it into the tile
+    # would read elements not yet computed.
+    sch = SpaceGenerator("c").sample(NEIGHBOUR_EPILOGUE, seed)
+    _check_on(sch, NEIGHBOUR_EPILOGUE, "c", seed)
+
+
 @pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")
 @pytest.mark.parametrize("mod", [workloads.matmul_bias_relu(256, 256, 256), TWO_OUTPUTS], ids=["bias", "two"])
 def test_epilogue_candidates_compile_with_nvcc(mod):

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
+from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..functor import Mutator, StmtMutator, Visitor, substitute
 from ..stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt, seq
 from .inject_thread_sync import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT, SYNCHRONIZED_ATTR, storage_sync
@@ -225,6 +226,14 @@ def _accesses(stmt: Stmt) -> tuple[set[Buffer], set[Buffer]]:
         def visit_BufferStore(self, store: BufferStore) -> None:
             writes.add(store.buffer)
             self.generic_visit(store)
+
+        def visit_Call(self, call: Call) -> None:
+            if matrix_op_of(call) is None:
+                self.generic_visit(call)
+                return
+            writes.update(written_buffers(call))  # a matrix operation stores through its tiles
+            for arg in read_arguments(call):
+                self.visit(arg)
 
         def visit_Block(self, block: Block) -> None:
             private.update(block.alloc_buffers)

@@ -26,6 +26,7 @@ from dataclasses import replace
 from ..buffer import Buffer
 from ..expr import BufferLoad, Call, StringImm
 from ..function import PrimFunc
+from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..functor import StmtMutator, Visitor
 from ..stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
@@ -79,7 +80,14 @@ def _shared_accesses(
         def visit_Call(self, call: Call) -> None:
             if call.op == ASYNC_WAIT:
                 landed.update(async_filled)
-            self.generic_visit(call)
+            if matrix_op_of(call) is None:
+                self.generic_visit(call)
+                return
+            # A matrix operation stores its destination tile (simdgroup_store to shared memory).
+            stored = written_buffers(call)
+            writes.update(b for b in stored if b.scope == "shared" and b.name not in synchronized)
+            for arg in read_arguments(call):
+                self.visit(arg)
 
     _Collect().visit(stmt)
     return reads, writes, landed

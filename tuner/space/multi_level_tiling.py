@@ -62,11 +62,11 @@ from math import prod
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
-from tir import Block, For, IntImm, IterKind, IterVar, PrimExpr, Var
+from tir import Block, Buffer, BufferLoad, For, IntImm, IterKind, IterVar, PrimExpr, Var, structural_equal
 from tir.arith import Analyzer
 from tir.dtype import bytes_of
-from tir.functor import substitute
-from tir.stmt import SeqStmt
+from tir.functor import post_order_visit, substitute
+from tir.stmt import BufferStore, SeqStmt
 from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 
 from .auto_inline import inline_epilogues
@@ -381,18 +381,41 @@ def fuse_consumers(sch: Schedule, write_back: BlockRV, loop: LoopRV) -> list[Blo
     array: it never reaches global memory. Returns the consumers moved."""
     moved = []
     consumers = sch.get_consumers(write_back)
+    output = sch.get(write_back).writes[0].buffer
     for consumer in consumers:
         node = sch.get(consumer)
-        if is_spatial(node):
+        # Only a pointwise consumer: one that reads the tile elsewhere (C[i, j + 1]) would read
+        # what another iteration or thread has not computed yet.
+        if is_spatial(node) and _reads_pointwise(node, output):
             try:
                 sch.reverse_compute_at(consumer, loop, preserve_unit_loops=True)
             except ScheduleError:
                 continue
             moved.append(consumer)
-    output = sch.get(write_back).writes[0].buffer
     if moved and len(moved) == len(consumers) and output not in sch.func.params:
         sch.set_scope(write_back, 0, "local")
     return moved
+
+
+def _reads_pointwise(block: Block, buffer: Buffer) -> bool:
+    """True when ``block`` stores one element and reads ``buffer`` only at that element's indices."""
+    stores: list[BufferStore] = []
+    loads: list[BufferLoad] = []
+    post_order_visit(
+        block.body,
+        lambda n: (
+            stores.append(n)
+            if isinstance(n, BufferStore)
+            else (loads.append(n) if isinstance(n, BufferLoad) and n.buffer is buffer else None)
+        ),
+    )
+    if len(stores) != 1:
+        return False
+    return all(
+        len(load.indices) == len(stores[0].indices)
+        and all(structural_equal(a, b) for a, b in zip(load.indices, stores[0].indices))
+        for load in loads
+    )
 
 
 def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
