@@ -137,6 +137,12 @@ def _init_nest(
     for s in splits:
         if s.inner is not None and s.inner.kind is not IterKind.SPATIAL:
             reduce_vars |= collect_vars(s.inner_value)
+    for s in spatial:
+        if collect_vars(s.inner_value) & reduce_vars:
+            raise NonSeparableBindingError(
+                f"a loop inside drives both the spatial iterator {s.inner.var.name} and a reduction "
+                "iterator, so the init cannot run over the spatial loops alone; split that loop first"
+            )
     kept = [loop for loop in loops if loop.loop_var not in reduce_vars]
     fresh = {loop.loop_var: Var(loop.loop_var.name + "_init", loop.loop_var.dtype) for loop in kept}
     iters = [replace(s.inner, var=Var(s.inner.var.name + "_init", s.inner.var.dtype)) for s in spatial]

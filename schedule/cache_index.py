@@ -23,7 +23,7 @@ from tir.structural import structural_equal
 from .analysis import child_blocks, loads_of
 from .cache_stage import checked_scope, spatial_stage
 from .errors import ArgumentError, ScheduleError
-from .index_maps import BlockArgumentMethods
+from .index_maps import BlockArgumentMethods, check_iterators_start_at_zero
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -94,6 +94,7 @@ def cache_index(state: ScheduleState, block: Block, storage_scope: str, cse_thre
     cached, buffers, names = [], [], []
     for expr in expressions:
         used = [iv for iv in block.iter_vars if iv.var in collect_vars(expr)]
+        check_iterators_start_at_zero(used, block)
         buffer = Buffer(
             state.unique_name(f"index_var_{len(buffers)}"),
             tuple(iv.dom.extent for iv in used),

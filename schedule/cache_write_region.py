@@ -48,23 +48,33 @@ def written_region(
     analyzer = Analyzer()
     if not exact:
         return relaxed_region(realize, written, dom, analyzer)
-    bounds = predicate_bounds(realize, written, dom, analyzer)
-    if not isinstance(bounds, tuple):
+    narrowed = predicated_region(realize, written, dom, analyzer)
+    if not isinstance(narrowed, tuple):
         raise PartialWriteError(
-            f"can't cache_write block {writer.name}: it runs only when {bounds!r}, which the write-back "
+            f"can't cache_write block {writer.name}: it runs only when {narrowed!r}, which the write-back "
             f"can't restate as a region of {buffer.name}, so copying the cache back would write "
             "elements the block never wrote",
             writer,
         )
-    dom, clips = bounds
+    region, dom = narrowed
     check_no_gaps(realize, written, dom)
-    region = list(relaxed_region(realize, written, dom, analyzer))
+    return region
+
+
+def predicated_region(realize: BlockRealize, access: BufferRegion, dom: dict[Var, Range], analyzer: Analyzer):
+    """``(region, dom)``: what ``access`` touches over ``dom`` only where the block's predicate
+    holds, and the loop domains narrowed by it; the predicate itself when it is not bounds."""
+    bounds = predicate_bounds(realize, access, dom, analyzer)
+    if not isinstance(bounds, tuple):
+        return bounds
+    dom, clips = bounds
+    region = list(relaxed_region(realize, access, dom, analyzer))
     for axis, (lowest, highest) in clips.items():
         low, last = region[axis].min, analyzer.simplify(region[axis].min + region[axis].extent - 1)
         low = low if lowest is None else analyzer.simplify(op.max_value(low, lowest))
         last = last if highest is None else analyzer.simplify(op.min_value(last, highest))
         region[axis] = Range(low, analyzer.simplify(last - low + 1))
-    return tuple(region)
+    return tuple(region), dom
 
 
 def check_no_gaps(realize: BlockRealize, written: BufferRegion, dom: dict[Var, Range]) -> None:

@@ -93,6 +93,24 @@ def static_extents(shape, what: str, where: Block) -> list[int]:
     return extents
 
 
+class IteratorOffsetError(ScheduleError):
+    """A block iterator whose domain does not start at 0 (loop_partition makes them)."""
+
+
+def check_iterators_start_at_zero(iter_vars, where: Block) -> None:
+    """Raise IteratorOffsetError for the first of ``iter_vars`` whose domain does not start at 0:
+    a buffer sized by the iterators' extents and indexed by the iterators would be overrun."""
+    for iv in iter_vars:
+        if not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0):
+            raise IteratorOffsetError(
+                f"block iterator {iv.var.name} runs over [{iv.dom.min}, {iv.dom.min} + "
+                f"{iv.dom.extent}), not from 0; a buffer indexed by it would need {iv.dom.min} unused "
+                "elements first. Apply this primitive before loop_partition, or to a block whose "
+                "iterators start at 0",
+                where,
+            )
+
+
 def bijection(index_map: IndexMap, extents: list[int], where: Block) -> list[IterSumExpr] | None:
     """The map's outputs as disjoint pieces of its inputs when it is a bijection onto a box."""
     dom = {v: Range(const(0, v.dtype), const(n, v.dtype)) for v, n in zip(index_map.initial_indices, extents)}
@@ -100,6 +118,12 @@ def bijection(index_map: IndexMap, extents: list[int], where: Block) -> list[Ite
     if sums is None:
         return None
     for s in sums:
+        if not (isinstance(s.base, IntImm) and s.base.value == 0):
+            raise IndexMapNotApplicableError(
+                f"index map {index_map} adds the constant offset {s.base} to an output; a layout "
+                "starts at 0, so drop the offset",
+                where,
+            )
         if not all(isinstance(a.source.source, Var) and a.extent is not None for a in s.args):
             raise IndexMapNotApplicableError(
                 f"index map {index_map} splits a fused index; write it with one input per piece", where

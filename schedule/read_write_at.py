@@ -35,9 +35,9 @@ from tir.buffer import BufferRegion
 from tir.functor import collect_vars, stmts_pre_order, substitute, substitute_buffers
 from tir.stmt import seq
 
-from .analysis import loads_of, loop_domains, relaxed_region
+from .analysis import loads_of, loop_domains
 from .cache_stage import checked_scope
-from .cache_write_region import PartialWriteError, written_condition, written_region
+from .cache_write_region import PartialWriteError, predicated_region, written_condition, written_region
 from .errors import ArgumentError, ScheduleError
 from .index_maps import BlockArgumentMethods
 from .instruction import BlockRV, LoopRV, primitive
@@ -139,9 +139,16 @@ def read_at(
     if any(w.buffer is buffer for w in block.writes):
         raise StageAtError(f"can't read_at buffer {buffer.name}: block {block.name!r} writes it too", block)
     realize = state.realize_of(block)
-    region = relaxed_region(
+    narrowed = predicated_region(
         realize, block.reads[read_buffer_index], loop_domains(state, realize, loop, scope), Analyzer()
     )
+    if not isinstance(narrowed, tuple):
+        raise StageAtError(
+            f"can't read_at buffer {buffer.name}: block {block.name!r} runs only when {narrowed!r}, which "
+            "can't be restated as a region of the buffer, so the copy could read past what the block reads",
+            block,
+        )
+    region = narrowed[0]
     cache = Buffer(state.unique_name(f"{buffer.name}_{scope}"), buffer.shape, buffer.dtype, scope)
     outer = [x for x in state.loops_of(block)][: state.loops_of(block).index(loop) + 1]
     copy = _copy_block(cache.name, buffer, cache, region, outer, block)

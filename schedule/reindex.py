@@ -47,6 +47,7 @@ from .index_maps import (
     as_index_map,
     bijection,
     buffer_position,
+    check_iterators_start_at_zero,
     static_extents,
 )
 from .instruction import BlockRV, primitive
@@ -137,6 +138,7 @@ def _stage_through(
             block,
         )
     on_used = IndexMap(tuple(iv.var for iv in used), outputs)
+    check_iterators_start_at_zero(used, block)
     extents = static_extents([iv.dom.extent for iv in used], f"block {block.name!r}", block)
     sums = bijection(on_used, extents, block)
     if sums is None:

@@ -104,6 +104,12 @@ class _Matcher:
                     f"loop {n} ({a.loop_var.name}) has extent {_extent(a)}, the intrinsic's "
                     f"{d.loop_var.name} has {_extent(d)}",
                 )
+            if not self.analyzer.can_prove_equal(a.min, d.min):
+                raise self._fail(
+                    TensorizeLoopMismatchError,
+                    f"loop {n} ({a.loop_var.name}) starts at {a.min}, the intrinsic's "
+                    f"{d.loop_var.name} at {d.min}; split or shift the loop so that it starts there",
+                )
         for loop in a_loops:
             self.analyzer.update_range(loop.loop_var, _range(loop))
         loop_map = {d.loop_var: a.loop_var for a, d in zip(a_loops, d_loops)}

@@ -51,8 +51,8 @@ from dataclasses import dataclass, field, replace
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
-from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..functor import Mutator, StmtMutator, Visitor, substitute
+from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt, seq
 from .inject_thread_sync import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT, SYNCHRONIZED_ATTR, storage_sync
 

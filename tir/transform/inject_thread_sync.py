@@ -26,8 +26,8 @@ from dataclasses import replace
 from ..buffer import Buffer
 from ..expr import BufferLoad, Call, StringImm
 from ..function import PrimFunc
-from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..functor import StmtMutator, Visitor
+from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
 # Asynchronous copies (software pipelines, CUDA's cp.async): a store ``shared[i] = async_copy(load)``
