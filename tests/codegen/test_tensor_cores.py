@@ -206,3 +206,27 @@ def test_bfloat16_matmul_on_cuda_matrix_units(unit):
     tir.interpret(sch.mod["main"], a, b, c)
     expected = from_bfloat16_bits(a).astype("float64") @ from_bfloat16_bits(b).astype("float64")
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
+MISALIGNED_TILE = """
+@T.prim_func
+def main(A: T.Buffer((16, 20), "float16"), B: T.Buffer((16, 16), "float16"), C: T.Buffer((16, 16), "float32")):
+    for w in T.thread_binding(32, thread="threadIdx.x"):
+        with T.block("tile"):
+            Af = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_a")
+            Bf = T.alloc_buffer((16, 16), "float16", scope="wmma.matrix_b")
+            Cf = T.alloc_buffer((16, 16), "float32", scope="wmma.accumulator")
+            T.evaluate(T.wmma_load_matrix_sync(Af[0:16, 0:16], A[0:16, START:START + 16]))
+            T.evaluate(T.wmma_load_matrix_sync(Bf[0:16, 0:16], B[0:16, 0:16]))
+            T.evaluate(T.wmma_fill_fragment(Cf[0:16, 0:16], T.float32(0)))
+            T.evaluate(T.wmma_mma_sync(Cf[0:16, 0:16], Af[0:16, 0:16], Bf[0:16, 0:16], Cf[0:16, 0:16]))
+            T.evaluate(T.wmma_store_matrix_sync(Cf[0:16, 0:16], C[0:16, 0:16]))
+"""
+
+
+def test_a_tensor_core_tile_that_is_not_aligned_is_a_build_error():
+    # Rows of 20 halfs are 40 bytes apart and a tile starting at column 2 is 4 bytes in: WMMA
+    # needs 32-byte starts and rows a multiple of 16 bytes apart, or the GPU reads garbage.
+    func = tir.parse(MISALIGNED_TILE.replace("START", "2"))
+    with pytest.raises(BuildError, match="must start at a multiple of 32 bytes"):
+        generate_source(func, "cuda")

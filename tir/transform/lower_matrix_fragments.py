@@ -25,8 +25,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .. import op
+from ..arith import Analyzer
 from ..buffer import Buffer, BufferRegion, is_fragment
-from ..expr import BufferLoad, Call, IntImm, PrimExpr
+from ..dtype import bytes_of
+from ..expr import BufferLoad, Call, IntImm, PrimExpr, const
 from ..function import PrimFunc
 from ..functor import Mutator, Visitor
 from ..matrix_ops import is_tile, matrix_op_of, tile_shape
@@ -71,6 +74,8 @@ class _FragmentCheck(Visitor):
                 f"{arg.args[0].indices}..{arg.args[1].indices}"
             )
         if not is_fragment(buffer.scope):
+            if self.target_kind == "cuda":
+                _check_cuda_alignment(op_name, arg)
             return
         known = self.tile_shapes.setdefault(buffer, shape)
         extents = buffer.static_shape()
@@ -95,6 +100,38 @@ class _FragmentCheck(Visitor):
                 f"operation ({node!r}); only tensorized blocks may touch a fragment: tensorize the block "
                 f"that does, or keep {buffer.name} in 'local' or 'shared' memory"
             )
+
+
+def _check_cuda_alignment(op_name: str, arg: Call) -> None:
+    """WMMA loads and stores need a 32-byte aligned tile start, ldmatrix and mma_store 16 bytes; both
+    need rows a multiple of 16 bytes apart. A misaligned tile is undefined behaviour on the GPU."""
+    first = arg.args[0]
+    buffer = first.buffer
+    element = bytes_of(buffer.dtype)
+    strides = list(buffer.strides) if buffer.strides else _row_major(buffer.shape)
+    start = const(0, "int32")
+    for index, stride in zip(first.indices, strides):
+        start = start + index * stride
+    align = 32 if op_name.startswith("wmma") else 16
+    analyzer = Analyzer()
+    row = strides[-2] * element
+    if not analyzer.can_prove(op.floormod(start * element, align).equal(0)) or not analyzer.can_prove(
+        op.floormod(row, 16).equal(0)
+    ):
+        raise ValueError(
+            f"{op_name} reads or writes a tile of {buffer.name} starting at {list(first.indices)} with rows "
+            f"{strides[-2]} elements apart: the tile must start at a multiple of {align} bytes and its rows "
+            f"be a multiple of 16 bytes apart ({element}-byte elements); align the tile (split the loops by "
+            "the tile) or pad the rows (storage_align)"
+        )
+
+
+def _row_major(shape) -> list:
+    strides, step = [], const(1, "int32")
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step = step * extent
+    return strides
 
 
 class _TileLowering(Mutator):
