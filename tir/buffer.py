@@ -78,19 +78,22 @@ class Buffer:
             object.__setattr__(self, "scope", normalize_scope(self.scope))
         if not all(isinstance(s, PrimExpr) for s in self.shape):
             object.__setattr__(self, "shape", tuple(const(s) for s in self.shape))
-        if not all(isinstance(s, PrimExpr) for s in self.strides):
-            object.__setattr__(self, "strides", tuple(const(s) for s in self.strides))
-        if self.strides and len(self.strides) != len(self.shape):
-            raise ValueError(
-                f"buffer {self.name} has {len(self.shape)} dimensions but {len(self.strides)} strides"
-            )
-        if self.elem_offset is not None and not isinstance(self.elem_offset, PrimExpr):
-            object.__setattr__(self, "elem_offset", const(self.elem_offset))
-        if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
-            object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
+        if self.strides:  # the layout fields: a plain row-major buffer (the common case) skips them
+            if not all(isinstance(s, PrimExpr) for s in self.strides):
+                object.__setattr__(self, "strides", tuple(const(s) for s in self.strides))
+            if len(self.strides) != len(self.shape):
+                raise ValueError(
+                    f"buffer {self.name} has {len(self.shape)} dimensions but {len(self.strides)} strides"
+                )
+        if self.elem_offset is not None:
+            if not isinstance(self.elem_offset, PrimExpr):
+                object.__setattr__(self, "elem_offset", const(self.elem_offset))
+            if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
+                object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
         if not isinstance(self.axis_separators, tuple):
             object.__setattr__(self, "axis_separators", tuple(self.axis_separators))
-        check_axis_separators(self.axis_separators, len(self.shape), self.name)
+        if self.axis_separators:
+            check_axis_separators(self.axis_separators, len(self.shape), self.name)
         if self.elem_offset is None and self.offset_factor:
             object.__setattr__(self, "elem_offset", Var(f"{self.name}_elem_offset", "int32"))
 
