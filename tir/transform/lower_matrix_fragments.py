@@ -163,7 +163,7 @@ class _TileLowering(Mutator):
         new = self.fragments.get(region.buffer)
         if new is None:
             return region
-        return new.full_region() if len(region.region) == len(new.shape) else region
+        return new.full_region()  # _tiled keeps the number of dimensions
 
 
 def _tiled(buffer: Buffer, shape: tuple[int, int]) -> Buffer:

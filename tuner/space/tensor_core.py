@@ -32,6 +32,7 @@ from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
 from tir import Block, IntImm, IRModule, IterKind
 
+from .multi_level_tiling import FETCH_VECTOR_LANES
 from .structure import fuse_loops, try_vectorize
 
 # matrix unit -> (tile m, n, k; fragment scopes of A, B, C); a target's default unit has its name.
@@ -43,7 +44,6 @@ UNITS = {
 _SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 MAX_WARPS = 8
 MAX_FRAGMENTS = 4
-FETCH_VECTOR_LANES = [1, 2, 4]
 MAX_DRAFTS = 256
 
 Size = int | ExprRV | None
