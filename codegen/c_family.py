@@ -373,9 +373,15 @@ class CFamilyPrinter:
     # ------------------------------------------------------------ vectors
 
     def is_contiguous_aligned(self, buffer: Buffer, index: PrimExpr) -> bool:
-        if not isinstance(index, Ramp) or not _is_int(index.stride, 1):
+        if not isinstance(index, Ramp):
             return False
-        if self.type_or_none(_dt.with_lanes(buffer.dtype, index.lanes)) is None:
+        has_type = self.type_or_none(_dt.with_lanes(buffer.dtype, index.lanes)) is not None
+        return has_type and self.is_aligned_run(index)
+
+    def is_aligned_run(self, index: PrimExpr) -> bool:
+        """Whether ``index`` is a stride-1 Ramp whose first element is a multiple of its lanes
+        (the run of elements is aligned to its own size), whatever the dialect's vector types."""
+        if not isinstance(index, Ramp) or not _is_int(index.stride, 1):
             return False
         if self.unaligned_vectors:
             return True

@@ -34,6 +34,8 @@ from ..lanes import lane
 
 # Bytes one cp.async instruction may copy.
 CP_ASYNC_BYTES = (4, 8, 16)
+# Bytes of a plain vector copy -> the unsigned type that moves them in one access.
+RAW_COPY_TYPES = {4: "unsigned", 8: "uint2", 16: "uint4"}
 
 VECTOR_TYPES = {
     f"{dtype}x{lanes}": f"{ctype}{lanes}"
@@ -128,7 +130,26 @@ class CUDAPrinter(CFamilyPrinter):
         if isinstance(store.value, Call) and store.value.op == ASYNC_COPY:
             self.async_copy(store.buffer, store.indices[0], store.value.args[0])
             return
+        if self.raw_copy(store):
+            return
         super().stmt_BufferStore(store)
+
+    def raw_copy(self, store: BufferStore) -> bool:
+        """A contiguous aligned vector copy with no CUDA vector type (8 halfs: 16 bytes) as one
+        access of the unsigned type of its size (``uint4``); whether it was one."""
+        value, (index,) = store.value, store.indices
+        lanes = _dt.lanes_of(value.dtype)
+        if lanes == 1 or not isinstance(value, BufferLoad) or self.vector_native(value):
+            return False
+        size = lanes * _dt.bytes_of(store.buffer.dtype)
+        raw = RAW_COPY_TYPES.get(size)
+        if raw is None or value.buffer.dtype != store.buffer.dtype:
+            return False
+        if not (self.is_aligned_run(index) and self.is_aligned_run(value.indices[0])):
+            return False
+        source = self.address(value.buffer, value.indices[0].base)
+        self.emit(f"*({raw}*){self.address(store.buffer, index.base)} = *(const {raw}*){source};")
+        return True
 
     def async_copy(self, buffer: Buffer, index: PrimExpr, source: BufferLoad) -> None:
         """``buffer[index] = source`` with cp.async: whole vectors where both sides are contiguous
@@ -138,8 +159,8 @@ class CUDAPrinter(CFamilyPrinter):
         whole = (
             lanes > 1
             and lanes * element in CP_ASYNC_BYTES
-            and self.is_contiguous_aligned(buffer, index)
-            and self.is_contiguous_aligned(source.buffer, source_index)
+            and self.is_aligned_run(index)
+            and self.is_aligned_run(source_index)
         )
         if whole:
             self.emit_cp_async(buffer, index.base, source.buffer, source_index.base, lanes * element)

@@ -27,12 +27,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import NamedTuple
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
 from tir import Block, IntImm, IRModule, IterKind
+from tir.dtype import bytes_of
+from tir.functor import post_order_visit
+from tir.stmt import SeqStmt
+from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 
-from .multi_level_tiling import FETCH_VECTOR_LANES
 from .structure import fuse_loops, try_vectorize
 
 # matrix unit -> (tile m, n, k; fragment scopes of A, B, C); a target's default unit has its name.
@@ -43,11 +47,30 @@ UNITS = {
 }
 _SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 MAX_WARPS = 8
-MAX_FRAGMENTS = 4
+MAX_FRAGMENTS = 8
 MAX_DRAFTS = 256
+# 32-bit registers per thread that a warp's fragments (A, B and the accumulators) may take: 64x64
+# accumulators of mma.sync m16n8k16 with two k steps of A and B fit (ptxas: no spills).
+MAX_FRAGMENT_REGISTERS = 192
+# Bytes one thread fetches global -> shared at a time: the tuner samples these (16: cp.async.cg).
+FETCH_BYTES = [4, 8, 16]
+# Software pipeline depths of the k-step loop the rule draws from (1: no pipeline).
+PIPELINE_STAGES = [1, 2, 3, 4]
 
 Size = int | ExprRV | None
-Sizes = tuple[list[Size], list[Size], Size, Size]
+
+
+class Sizes(NamedTuple):
+    """What ``tensorize_matmul``'s ``choose`` returns: ``[blocks, warps, fragments]`` of M and of N (in
+    tiles; blocks may be None), fragments of K per step, the fetch's vector lanes, and the stage of
+    the fragment loads and mma in the k-step loop's software pipeline (the copies are stage 0, so
+    ``last_stage + 1`` tiles are in flight; 0: no pipeline)."""
+
+    m: list[Size]
+    n: list[Size]
+    frags_k: Size
+    vector: Size
+    last_stage: Size = 0
 
 
 def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] | None:
@@ -109,13 +132,18 @@ def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
 
 
 def tensorize_matmul(
-    sch: Schedule, block: BlockRV, unit: str, choose: Callable[[list[LoopRV]], Sizes]
+    sch: Schedule,
+    block: BlockRV,
+    unit: str,
+    choose: Callable[[list[LoopRV]], Sizes],
+    pad: bool = False,
+    async_copies: bool = False,
 ) -> None:
     """Tile, stage and tensorize the matmul ``block`` on matrix ``unit`` (a key of ``UNITS``: a
     target kind, or "cuda-mma") as the module docstring says. ``choose`` gets
-    the M, N and K loops with the tile split off (their extents count tiles) and returns
-    ``([blocks, warps, fragments] of M, the same of N, fragments of K, fetch vector width)``,
-    each an int or a sampled handle (blocks may be None)."""
+    the M, N and K loops with the tile split off (their extents count tiles) and returns their
+    ``Sizes``, each an int or a sampled handle. ``pad``: storage_align the shared tiles' rows
+    (``pad_for_fragment_loads``); ``async_copies``: the pipeline's copies are cp.async."""
     (tm, tn, tk), (scope_a, scope_b, scope_c) = UNITS[unit]
     node = sch.get(block)
     names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
@@ -124,7 +152,7 @@ def tensorize_matmul(
     (i, i2), (j, j2), (k, k2) = (
         sch.split(lp, [None, t]) for lp, t in zip(sch.get_loops(block), (tm, tn, tk))
     )
-    tiles_m, tiles_n, frags_k, vector = choose([i, j, k])
+    tiles_m, tiles_n, frags_k, vector, last_stage = choose([i, j, k])
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
     k0, k1 = sch.split(k, [None, frags_k])
@@ -147,11 +175,55 @@ def tensorize_matmul(
         sch.bind(sch.fuse(warp_m, warp_n), "threadIdx.y")
         sch.bind(lane, "threadIdx.x")
         try_vectorize(sch, lanes)
+        if pad:
+            pad_for_fragment_loads(sch, shared)
         _tensorize_tiles(sch, fragment, tile, load)
     _tensorize_tiles(sch, c_frag, (tm, tn), names["store"])
     init = sch.decompose_reduction(block, k0)
     sch.tensorize(sch.get_loops(init)[-2], names["fill"])
     sch.tensorize(i2, names["mma"])
+    if isinstance(last_stage, ExprRV) or last_stage > 0:  # a sampled stage is annotated even if 0
+        pipeline_copies(sch, k0, last_stage, async_copies)
+
+
+def pad_for_fragment_loads(sch: Schedule, shared: BlockRV) -> None:
+    """storage_align the rows of the 2-D shared tile that ``shared`` writes to a stride of ``32k + 16``
+    bytes: the 8 rows of 16 bytes that an ldmatrix (or a WMMA load's phase) reads then fall into the
+    8 distinct 16-byte bank groups of a 128-byte line (a stride of an odd number of 16-byte units),
+    and every row still starts 16-byte aligned. Padding is the least that does it: a row of 32 halfs
+    (64 bytes) gets 8 more, one of 16 halfs 8 more (48 bytes), where a 32-element factor pads 16 to 40.
+
+    Before: ``A_shared = T.alloc_buffer((128, 32), "float16", scope="shared")`` (row stride 64 bytes:
+    rows 0 and 2 share banks); after: the same buffer allocated with a row stride of 40 halfs (80 bytes).
+    """
+    element = bytes_of(sch.get(shared).writes[0].buffer.dtype)
+    sch.storage_align(shared, 0, 0, 32 // element, 16 // element)
+
+
+def pipeline_copies(sch: Schedule, loop: LoopRV, last_stage: int | ExprRV, async_copies: bool) -> None:
+    """Software-pipeline the k-step ``loop``: its global -> shared copies in stage 0, first, and
+    everything else (fragment loads, mma) in ``last_stage``, after them in the order written; the
+    copies are asynchronous (stage 0 in ``software_pipeline_async_stages``) when ``async_copies``.
+
+    Before: ``for k0: A_shared; A_frag; B_shared; B_frag; mma``; after (last_stage 2), the same loop
+    annotated ``software_pipeline_stage=[0, 2, 0, 2, 2]``, ``software_pipeline_order=[0, 2, 1, 3, 4]``:
+    the lowering copies the tiles of step ``k + 2`` while step ``k`` multiplies (three shared versions).
+    """
+    body = sch.get(loop).body
+    statements = body.seq if isinstance(body, SeqStmt) else (body,)
+    copies = [_writes_shared(stmt) for stmt in statements]
+    running = [j for j, copy in enumerate(copies) if copy] + [j for j, copy in enumerate(copies) if not copy]
+    sch.annotate(loop, STAGE_KEY, [0 if copy else last_stage for copy in copies])
+    sch.annotate(loop, ORDER_KEY, [running.index(j) for j in range(len(statements))])
+    if async_copies:
+        sch.annotate(loop, ASYNC_STAGES_KEY, [0])
+
+
+def _writes_shared(stmt) -> bool:
+    """Whether a statement of the k-step loop holds a block that writes shared memory (a copy)."""
+    scopes: set[str] = set()
+    post_order_visit(stmt, lambda n: scopes.update(w.buffer.scope for w in getattr(n, "writes", ())))
+    return "shared" in scopes
 
 
 def tensorized_matmul(
@@ -161,15 +233,20 @@ def tensorized_matmul(
     warps: tuple[int, int] = (1, 1),
     vector: int = 1,
     unit: str | None = None,
+    stages: int = 1,
+    pad: bool = False,
 ) -> Schedule:
     """A schedule of ``mod``'s matmul block "C" on ``target``'s matrix unit with fixed sizes (the hand
     schedule): a thread block has ``warps[0] x warps[1]`` simdgroups (warps), each computing
     ``frags[0] x frags[1]`` tiles of C, ``frags[2]`` tiles deep per step of k; the fetches load
     ``vector`` elements at a time. ``unit`` picks the matrix unit when the target has several:
-    "cuda-mma" is mma.sync m16n8k16 with ldmatrix instead of CUDA's default, WMMA."""
+    "cuda-mma" is mma.sync m16n8k16 with ldmatrix instead of CUDA's default, WMMA. ``stages > 1``
+    software-pipelines the k steps (cp.async where the target copies asynchronously: CUDA sm_80+);
+    ``pad`` pads the shared tiles' rows against bank conflicts (``pad_for_fragment_loads``)."""
     sch = Schedule(mod)
-    sizes = ([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector)
-    tensorize_matmul(sch, sch.get_block("C"), unit or target, lambda _loops: sizes)
+    sizes = Sizes([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector, stages - 1)
+    async_copies = Target.parse(target).has_async_copy
+    tensorize_matmul(sch, sch.get_block("C"), unit or target, lambda _loops: sizes, pad, async_copies)
     return sch
 
 
@@ -183,32 +260,80 @@ def _tensorize_tiles(sch: Schedule, block: BlockRV, tile: tuple[int, int], intri
 
 
 def tensor_core_gpu(sch: Schedule, name: str, target: Target) -> None:
-    """The tuner's rule: ``tensorize_matmul`` with warps and fragments drafted within the thread
-    limit and recorded as ``sample_perfect_tile`` decisions, the fetch width sampled."""
-    max_warps = min(MAX_WARPS, target.max_threads_per_group // 32)
+    """The tuner's rule: ``tensorize_matmul`` with warps and fragments drafted within the thread,
+    shared-memory and register limits and recorded as ``sample_perfect_tile`` decisions, the fetch
+    width (4, 8 or 16 bytes a thread) and the pipeline depth sampled; shared tiles always padded.
+    CUDA takes mma.sync m16n8k16 where its intrinsics match the dtypes (float32 accumulators),
+    WMMA otherwise."""
+    node = sch.get(sch.get_block(name))
+    in_dtype, acc_dtype = node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype
+    unit = "cuda-mma" if intrinsic_names(f"{target.kind}-mma", in_dtype, acc_dtype) else target.kind
+    limits = _Limits(unit, bytes_of(in_dtype), bytes_of(acc_dtype), target)
 
     def sample(loops: list[LoopRV]) -> Sizes:
         extents = [sch.get(loop).extent.value for loop in loops]
-        draft = _draft(sch, extents, max_warps)
+        draft = _draft(sch, extents, limits)
         m, n, k = (
             sch.sample_perfect_tile(loop, n=len(d), max_innermost_factor=MAX_FRAGMENTS, decision=d)
             for loop, d in zip(loops, draft)
         )
-        probs = [1 / len(FETCH_VECTOR_LANES)] * len(FETCH_VECTOR_LANES)
-        return [None, *m[1:]], [None, *n[1:]], k[1], sch.sample_categorical(FETCH_VECTOR_LANES, probs)
+        lanes = [size // limits.in_bytes for size in FETCH_BYTES if size >= limits.in_bytes]
+        vector = sch.sample_categorical(lanes, [1 / len(lanes)] * len(lanes))
+        tile_bytes, steps = limits.shared_bytes(draft), draft[2][0]
+        depths = [d - 1 for d in PIPELINE_STAGES if d <= steps and d * tile_bytes <= limits.max_shared]
+        last_stage = sch.sample_categorical(depths, [1 / len(depths)] * len(depths)) if len(depths) > 1 else 0
+        return Sizes([None, *m[1:]], [None, *n[1:]], k[1], vector, last_stage)
 
-    tensorize_matmul(sch, sch.get_block(name), target.kind, sample)
+    tensorize_matmul(sch, sch.get_block(name), unit, sample, pad=True, async_copies=target.has_async_copy)
 
 
-def _draft(sch: Schedule, extents: list[int], max_warps: int) -> list[list[int]]:
+class _Limits:
+    """What a draft must fit: warps per block, the padded shared tiles of A and B (one pipeline
+    stage) within the target's shared memory, and the warp's fragments within
+    ``MAX_FRAGMENT_REGISTERS`` 32-bit registers a thread."""
+
+    def __init__(self, unit: str, in_bytes: int, acc_bytes: int, target: Target):
+        self.tile = UNITS[unit][0]
+        self.in_bytes, self.acc_bytes = in_bytes, acc_bytes
+        self.max_warps = min(MAX_WARPS, target.max_threads_per_group // 32)
+        self.max_shared = target.max_shared_memory_bytes
+
+    def shared_bytes(self, draft: list[list[int]]) -> int:
+        """Bytes of one stage of the padded shared tiles of A (rows x k) and B (k x columns)."""
+        (_, wm, fm), (_, wn, fn), (_, fk) = draft
+        tm, tn, tk = self.tile
+        rows, columns, depth = wm * fm * tm, wn * fn * tn, fk * tk
+        return (rows * self.padded(depth) + depth * self.padded(columns)) * self.in_bytes
+
+    def padded(self, elements: int) -> int:
+        """A row's stride after ``pad_for_fragment_loads``: the next ``32k + 16`` bytes."""
+        factor, offset = 32 // self.in_bytes, 16 // self.in_bytes
+        return elements + (offset - elements) % factor
+
+    def fits(self, draft: list[list[int]]) -> bool:
+        (_, wm, fm), (_, wn, fn), (_, fk) = draft
+        tm, tn, tk = self.tile
+        inputs = (fm * fk * tm * tk + fk * fn * tk * tn) * self.in_bytes
+        registers = (inputs + fm * fn * tm * tn * self.acc_bytes) // (4 * 32)  # 4-byte registers, 32 lanes
+        return (
+            wm * wn <= self.max_warps
+            and registers <= MAX_FRAGMENT_REGISTERS
+            and self.shared_bytes(draft) <= self.max_shared
+        )
+
+
+def _draft(sch: Schedule, extents: list[int], limits: _Limits) -> list[list[int]]:
     """Tilings ``[blocks, warps, fragments]`` of M and N and ``[steps, fragments]`` of K (in tiles)
-    with at most ``max_warps`` warps and ``MAX_FRAGMENTS`` fragments per level."""
+    that fit ``limits`` (the first of up to ``MAX_DRAFTS`` uniform draws)."""
     rng = random.Random(sch.fork_seed())
     for _ in range(MAX_DRAFTS):
-        m, n, k = (draw_perfect_tile(_Extent(e), lv, MAX_FRAGMENTS, rng) for e, lv in zip(extents, (3, 3, 2)))
-        if m[1] * n[1] <= max_warps and max(m[2], n[2], k[1]) <= MAX_FRAGMENTS:
-            return [m, n, k]
-    raise ScheduleError(f"no tensor-core tiling of {extents} tiles within {max_warps} warps")
+        draft = [draw_perfect_tile(_Extent(e), lv, MAX_FRAGMENTS, rng) for e, lv in zip(extents, (3, 3, 2))]
+        if limits.fits(draft):
+            return draft
+    raise ScheduleError(
+        f"no tensor-core tiling of {extents} tiles within {limits.max_warps} warps, "
+        f"{limits.max_shared} bytes of shared memory and {MAX_FRAGMENT_REGISTERS} fragment registers a thread"
+    )
 
 
 class _Extent:
