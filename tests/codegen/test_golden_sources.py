@@ -104,3 +104,20 @@ def test_golden_fused_epilogue(target, request):
     sch = matmul_epilogue(workloads.matmul_bias_relu(1024, 1024, 1024), "T_relu")
     source, _ = generate_source(sch.mod, target)
     assert_matches_golden(source, f"matmul_bias_relu_epilogue.{SUFFIX[target]}", request)
+
+
+def test_golden_pipelined_mma_sync_matmul(request):
+    """mma.sync with the CUTLASS-style staging: 16-byte cp.async fetches of 8 halfs in a 3-stage
+    pipeline over 4 k steps, shared rows padded to 40 and 72 halfs for conflict-free ldmatrix."""
+    sch = tensorized_matmul(
+        mixed_matmul(128, 128, 128),
+        "cuda",
+        frags=(2, 4, 2),
+        warps=(2, 2),
+        vector=8,
+        unit="cuda-mma",
+        stages=3,
+        pad=True,
+    )
+    source, _ = generate_source(sch.mod, "cuda")
+    assert_matches_golden(source, "matmul_mma_sync_pipelined.cu", request)

@@ -230,3 +230,80 @@ def test_a_tensor_core_tile_that_is_not_aligned_is_a_build_error():
     func = tir.parse(MISALIGNED_TILE.replace("START", "2"))
     with pytest.raises(BuildError, match="must start at a multiple of 32 bytes"):
         generate_source(func, "cuda")
+
+
+# ---------------------------------------------------------------- pipelined staging (16-byte fetches, padding)
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float32"), ("float32", "float32")], ids=["half", "float"])
+@pytest.mark.parametrize("stages", [2, 3])
+def test_pipelined_tensorized_matmul_on_the_metal_simulator(dtypes, stages):
+    # 8 k steps of 8 through a pipeline of 2 or 3 stages (Metal copies synchronously), padded tiles.
+    sch = tensorized_matmul(
+        matmul_for(*dtypes, 64, 32, 64),
+        "metal",
+        frags=(2, 2, 1),
+        warps=(2, 1),
+        vector=4,
+        stages=stages,
+        pad=True,
+    )
+    a, b, c = random_operands(*dtypes, 64, 32, 64)
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
+
+
+PIPELINED = {"frags": (2, 2, 2), "warps": (2, 2), "vector": 8, "stages": 3, "pad": True}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"])
+def test_pipelined_cuda_tensor_core_matmul(unit, dtype):
+    # 128 / 32 = 4 k steps through 3 stages: cp.async of 16 bytes (8 halfs) into padded tiles.
+    mod = mixed_matmul(128, 64, 128) if dtype == "float16" else workloads.matmul(128, 64, 128, dtype)
+    sch = tensorized_matmul(mod, "cuda", unit=unit, **PIPELINED)
+    source, _ = generate_source(sch.mod, "cuda")
+    assert source.count("tir_cp_async_16(&") == 6 and "cp.async.wait_group 1;" in source
+    # Rows padded by 16 bytes: A 64 x 32 halfs to 40; B 32 x 64 (WMMA) to 72, 32 x 32 (mma.sync) to 40.
+    b_row = 40 if unit == "cuda-mma" else 72
+    assert f"A_shared[{3 * 64 * 40}];" in source and f"B_shared[{3 * 32 * b_row}];" in source
+    if nvcc.nvcc_available():
+        assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128)) - 0.5, rng.random((128, 64)) - 0.5
+    if dtype == "bfloat16":
+        a, b = to_bfloat16_bits(a), to_bfloat16_bits(b)
+        values = from_bfloat16_bits
+    else:
+        a, b = a.astype(dtype), b.astype(dtype)
+        values = np.asarray
+    c = np.full((128, 64), 1000.0, "float32")
+    tir.interpret(sch.mod["main"], a, b, c)
+    expected = values(a).astype("float64") @ values(b).astype("float64")
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_without_async_copies_16_byte_fetches_are_one_uint4_copy():
+    sch = tensorized_matmul(mixed_matmul(64, 64, 64), "cuda -arch=sm_75", unit="cuda", **PIPELINED)
+    source, _ = generate_source(sch.mod, "cuda -arch=sm_75")
+    assert "cp.async" not in source
+    assert "*(uint4*)&A_shared[" in source and "= *(const uint4*)&A[" in source
+
+
+COPY_HALFS = """
+@T.prim_func
+def main(A: T.Buffer((72,), "float16"), B: T.Buffer((64,), "float16")):
+    for t in T.thread_binding(8, thread="threadIdx.x"):
+        for v in T.vectorized(8):
+            with T.block("B"):
+                vi = T.axis.spatial(64, t * 8 + v)
+                B[vi] = A[vi + OFFSET]
+"""
+
+
+@pytest.mark.parametrize(("offset", "vector"), [(8, True), (4, False)])
+def test_a_16_byte_copy_of_halfs_needs_proven_alignment(offset, vector):
+    # 8 halfs from A[t * 8 + 4] start 8 bytes into a 16-byte unit: one uint4 access would be misaligned.
+    source, _ = generate_source(tir.parse(COPY_HALFS.replace("OFFSET", str(offset))), "cuda")
+    assert ("*(uint4*)" in source) is vector
+    assert source.count("B[") == (1 if vector else 8)

@@ -3,7 +3,9 @@
 Metal candidates of float16 and float16 -> float32 matmuls are tensorized
 (simdgroup_matrix), compute the workload in the Metal simulator, replay from their
 trace and mutate to other warp and fragment counts; CUDA float16 candidates use
-WMMA, compile with nvcc and compute the workload in the executor. Where no intrinsic
+mma.sync (float32 accumulators) or WMMA (float16 ones), compile with nvcc and compute
+the workload in the executor; they sample software pipelines of 16-byte cp.async
+fetches within the shared-memory limit, at the first draw. Where no intrinsic
 fits (float32 on CUDA, sizes that are not tile multiples, the CPU), and for float32
 on Metal (pipelined scalar tiling until simdgroup floats are measured), the scalar
 multi-level tiling stays.
@@ -63,13 +65,16 @@ def test_a_candidate_replays_from_its_json_trace():
     tir.assert_structural_equal(replayed.mod, sch.mod)
 
 
-@pytest.mark.parametrize("acc_dtype", ["float16", "float32"])
-def test_cuda_float16_candidates_use_wmma(acc_dtype):
+@pytest.mark.parametrize(
+    ("acc_dtype", "call"), [("float16", "wmma::mma_sync("), ("float32", "tir_mma_m16n8k16(")]
+)
+def test_cuda_float16_candidates_use_tensor_cores(acc_dtype, call):
+    # float32 accumulators take mma.sync m16n8k16 (ldmatrix); float16 ones, which it lacks, WMMA.
     mod = _matmul("float16", acc_dtype, 128)
     sch = SpaceGenerator("cuda").sample(mod, seed=3)
     assert _tensorized(sch) == 5
     source, _ = generate_source(sch.mod, "cuda")
-    assert "wmma::mma_sync(" in source
+    assert call in source
     if nvcc.nvcc_available():
         assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
     a, b, c = random_operands("float16", acc_dtype, 128, 128, 128)
@@ -91,3 +96,25 @@ def test_cuda_float16_candidates_use_wmma(acc_dtype):
 def test_without_a_fitting_intrinsic_the_scalar_tiling_stays(target, mod):
     sch = SpaceGenerator(target).sample(mod, seed=0)
     assert _tensorized(sch) == 0
+
+
+def test_cuda_candidates_pipeline_16_byte_fetches_within_the_limits_at_the_first_draw():
+    # One attempt per seed: a draft over the shared-memory or register limit would raise SpaceError.
+    mod = mixed_matmul(512, 512, 512)
+    space = SpaceGenerator("cuda", max_attempts=1)
+    sources = [generate_source(space.sample(mod, seed=seed).mod, "cuda")[0] for seed in range(24)]
+    assert any("cp.async.commit_group" in source for source in sources)  # pipelined, cp.async
+    assert any("tir_cp_async_16(&" in source for source in sources)  # 8 halfs a thread
+
+
+def test_a_pipelined_cuda_candidate_computes_the_matmul():
+    mod = mixed_matmul(128, 128, 128)
+    for seed in range(40):
+        sch = SpaceGenerator("cuda").sample(mod, seed=seed)
+        if "cp.async.wait_group" in generate_source(sch.mod, "cuda")[0]:
+            break
+    else:
+        pytest.fail("no pipelined candidate in 40 seeds")
+    a, b, c = random_operands("float16", "float32", 128, 128, 128)
+    tir.interpret(sch.mod["main"], a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-4, atol=1e-4)
