@@ -1,10 +1,11 @@
 """On an NVIDIA GPU (``pytest -m gpu``; benchmarks/tensor_core_gpu_check.sh): matmuls on tensor cores.
 
 The hand schedule (tuner/space/tensor_core.py) with WMMA and with mma.sync m16n8k16
-(ldmatrix loads, PTX's register layouts: checked here first) is built for "cuda", run through
-CuPy on random float16 inputs and compared with numpy's float64 product of the same
-inputs (float32 accumulation: a tolerance that fits K products of halves). Skipped
-where CuPy or a GPU is missing.
+(ldmatrix loads, PTX's register layouts: checked here first), and mma.sync with the pipelined
+staging (16-byte cp.async fetches, padded tiles, 2 to 4 stages over more k steps than stages),
+is built for "cuda", run through CuPy on random float16 (and bfloat16) inputs and compared
+with numpy's float64 product of the same inputs (float32 accumulation: a tolerance that fits
+K products of halves). Skipped where CuPy or a GPU is missing.
 """
 
 from __future__ import annotations
@@ -63,4 +64,39 @@ def test_bfloat16_matmul_on_the_gpu(unit):
     c = np.zeros((256, 256), np.float32)
     module["main"](a, b, c)
     expected = from_bfloat16_bits(a).astype("float64") @ from_bfloat16_bits(b).astype("float64")
+    np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
+
+
+# 128x128 block tiles (64x64 or 64x32 per warp) with 16-byte cp.async fetches into padded tiles,
+# pipelined over k steps (more of them than stages): the benchmark's configurations.
+PIPELINED_CONFIGS = [
+    ((4, 8, 2), (2, 2), 2),
+    ((4, 8, 1), (2, 2), 4),
+    ((4, 4, 2), (2, 4), 2),
+    ((4, 4, 2), (2, 2), 3),
+]
+
+
+@pytest.mark.parametrize(("frags", "warps", "stages"), PIPELINED_CONFIGS)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pipelined_mma_sync_matmul_on_the_gpu(dtype, frags, warps, stages):
+    M, N, K = size = (256, 512, 384)  # 12 or 24 k steps
+    mod = mixed_matmul(*size) if dtype == "float16" else workloads.matmul(*size, dtype)
+    sch = tensorized_matmul(
+        mod, "cuda", frags=frags, warps=warps, vector=8, unit="cuda-mma", stages=stages, pad=True
+    )
+    try:
+        module = build(sch.mod, "cuda")
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    rng = np.random.default_rng(1)
+    a, b = rng.random((M, K)) - 0.5, rng.random((K, N)) - 0.5
+    if dtype == "bfloat16":
+        a, b, values = to_bfloat16_bits(a), to_bfloat16_bits(b), from_bfloat16_bits
+    else:
+        a, b, values = a.astype(dtype), b.astype(dtype), np.asarray
+    c = np.full((M, N), 1000.0, np.float32)
+    module["main"](a, b, c)
+    expected = values(a).astype("float64") @ values(b).astype("float64")
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
