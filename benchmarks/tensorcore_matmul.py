@@ -1,20 +1,20 @@
 """float16 and bfloat16 matmuls on tensor cores: our schedules against cuBLAS (torch.matmul) and Triton.
 
     python benchmarks/tensorcore_matmul.py                      # GPU machine: 1024^3 and 4096^3
-    python benchmarks/tensorcore_matmul.py --sizes 2048 --configs "4,4,2/2,2;4,8,2/2,2/2" --trials 0
+    python benchmarks/tensorcore_matmul.py --sizes 2048 --configs "4,4,2/2,2;mma:4,8,2/2,2/2" --trials 0
 
 For each dtype (``--dtypes``), C (float32) = A @ B with A, B of that dtype and
 products accumulated in float32, for every tile configuration in ``--configs``
 (tuner/space/tensor_core.py's ``tensorized_matmul``): fragments of C per warp along M,
 N and per k step, then warps per thread block along M, N, then optionally pipeline
-stages. A configuration without stages runs with WMMA 16x16x16 and with mma.sync
-m16n8k16 (ldmatrix), its shared-memory fetches loading 2-element vectors; one with
-stages is the CUTLASS-style staging on mma.sync: 16-byte fetches (8 halfs a thread,
-cp.async) in a software pipeline of that many stages over the k steps, shared rows
-padded for conflict-free ldmatrix. With ``--trials N`` (default 64; 0 skips it) the workload that
-``tir tune matmul --dtype D`` tunes is tuned too (float16: a float16 C; bfloat16: a
-float32 C), whose space holds pipelined WMMA (float16 C) or mma.sync (float32 C) candidates,
-and its best is compared the same way.
+stages, each optionally prefixed by its unit (``wmma:`` WMMA 16x16x16, ``mma:``
+mma.sync m16n8k16 with ldmatrix; no prefix: both). A configuration without stages
+fetches 2-element vectors into unpadded shared tiles; one with stages is the
+CUTLASS-style staging: 16-byte fetches (8 halfs a thread, cp.async) in a software
+pipeline of that many stages over the k steps, shared rows padded for conflict-free
+ldmatrix. With ``--trials N`` (default 64; 0 skips it) the workload that ``tir tune
+matmul --dtype D`` tunes is tuned too (float16: a float16 C, WMMA candidates;
+bfloat16: a float32 C, mma.sync candidates), and its best is compared the same way.
 Every kernel's result is checked against float64 numpy before it is timed.
 cuBLAS gets the same operands through ``torch.matmul`` (its C in the input dtype);
 Triton's kernel is benchmarks/triton_matmul.py's with a float32 C.
@@ -40,10 +40,13 @@ from tuner import tune, workloads  # noqa: E402
 from tuner.space.tensor_core import tensorized_matmul  # noqa: E402
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16"}
-UNITS = (("cuda", "WMMA"), ("cuda-mma", "mma.sync"))
-# Configurations FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N[/STAGES]: the pipelined ones tile blocks of
-# 128x128 (64x64 or 64x32 a warp), 64x128 and 64x64 (for 1024^3: enough blocks for the SMs).
-PIPELINED_CONFIGS = "4,8,2/2,2/2;4,8,1/2,2/4;4,4,2/2,4/2;4,4,2/2,2/3;2,8,2/2,2/3;2,4,2/2,2/4"
+UNITS = {"wmma": ("cuda", "WMMA"), "mma": ("cuda-mma", "mma.sync")}
+# Configurations [UNIT:]FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N[/STAGES]: the pipelined ones tile blocks
+# of 128x128 (64x64 or 64x32 a warp), 128x64, 64x128 and 64x64 (1024^3: enough blocks for the SMs).
+PIPELINED_CONFIGS = (
+    "mma:4,8,2/2,2/2;mma:4,8,1/2,2/4;mma:4,4,2/2,4/2;mma:4,4,2/2,2/3;mma:2,8,2/2,2/3;mma:2,4,2/2,2/4;"
+    "wmma:4,4,2/2,2/2;wmma:4,4,1/2,2/4;wmma:2,4,2/2,2/3;wmma:2,2,2/2,2/4"
+)
 CONFIGS = "2,2,1/1,1;2,2,2/2,2;2,4,2/4,2;4,4,2/2,2;4,2,2/2,4;" + PIPELINED_CONFIGS
 
 
@@ -97,15 +100,15 @@ def tuned_seconds(n: int, dtype: str, trials: int) -> float:
 
 
 def _time_schedule(n: int, dtype: str, config, unit: str, label: str, operands, expected) -> tuple:
-    """(name, seconds, device) of the hand schedule ``config`` = (frags, warps, stages or None),
-    checked against ``expected`` before it is timed."""
+    """(name, seconds, device) of the hand schedule ``config`` = (frags, warps, stages or None) on
+    ``unit``, checked against ``expected`` before it is timed."""
     (frags, warps, stages), (a, b) = config, operands
     pipelined = {"vector": 8, "stages": stages, "pad": True} if stages else {"vector": 2}
     sch = tensorized_matmul(workload(n, dtype), "cuda", frags=frags, warps=warps, unit=unit, **pipelined)
     module = build(sch.mod, "cuda")
     c = np.zeros((n, n), np.float32)
     module["main"](a, b, c)
-    name = f"{label} {frags} x {warps}"
+    name = f"{label} {frags} x {warps}" + (f", {stages} stages" if stages else "")
     check(c, expected, name)
     return name, module.benchmark("main", a, b, c, repeat=7).seconds, module.device_name
 
@@ -114,9 +117,9 @@ def run(n: int, dtype: str, configs: list, trials: int) -> None:
     a, b = operands(n, dtype)
     expected = values(a, dtype) @ values(b, dtype)
     timed = [
-        _time_schedule(n, dtype, (frags, warps, stages), unit, label, (a, b), expected)
-        for frags, warps, stages in configs
-        for unit, label in (UNITS if stages is None else (("cuda-mma", f"mma.sync {stages} stages"),))
+        _time_schedule(n, dtype, (frags, warps, stages), *UNITS[unit], (a, b), expected)
+        for units, frags, warps, stages in configs
+        for unit in units
     ]
     rows, device = [(name, seconds) for name, seconds, _ in timed], timed[-1][2] if timed else None
     if trials:
@@ -136,14 +139,15 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="1024,4096", help="comma-separated n for n^3")
     parser.add_argument("--dtypes", default="float16,bfloat16", help="comma-separated input dtypes")
-    parser.add_argument("--configs", default=CONFIGS, help="FRAGS_M,N,K/WARPS_M,N[/STAGES];...")
+    parser.add_argument("--configs", default=CONFIGS, help="[UNIT:]FRAGS_M,N,K/WARPS_M,N[/STAGES];...")
     parser.add_argument("--trials", type=int, default=64, help="tuning trials per workload (0: none)")
     args = parser.parse_args()
     configs = []
     for config in args.configs.split(";"):
+        unit, _, config = config.rpartition(":")
         frags, warps, *stages = config.split("/")
         sizes = [tuple(int(x) for x in part.split(",")) for part in (frags, warps)]
-        configs.append((*sizes, int(stages[0]) if stages else None))
+        configs.append(([unit] if unit else list(UNITS), *sizes, int(stages[0]) if stages else None))
     for dtype, n in itertools.product(args.dtypes.split(","), (int(s) for s in args.sizes.split(","))):
         run(n, dtype, configs, args.trials)
 
