@@ -3,24 +3,31 @@
 MetaSchedule's MultiLevelTilingTensorCore, for one simple shape: a block of two
 spatial loops and one reduction loop, in that order (a 2-D matmul), on a GPU target
 with tensor intrinsics (tir/tensor_intrin) for its dtypes: Metal simdgroup_matrix
-(float16, float16 -> float32), CUDA WMMA (float16 -> float32 or float16, bfloat16 ->
-float32). float32 matmuls keep the scalar multi-level tiling, with its software
-pipelines, until Metal's float simdgroup path is measured against it on a Mac (the
-hand schedule and the float32 intrinsics are there for that).
-Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 with WMMA;
-mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8);
-otherwise, and for any shape the intrinsics do not match, the block gets the scalar
-multi-level tiling (generator.py hands it over when tensorize fails).
+(float16, float16 -> float32), CUDA mma.sync m16n8k16 with ldmatrix (float16 or
+bfloat16 -> float32) and WMMA (float16 -> float16, which mma.sync lacks here).
+float32 matmuls keep the scalar multi-level tiling, with its software pipelines,
+until Metal's float simdgroup path is measured against it on a Mac (the hand schedule
+and the float32 intrinsics are there for that). Each extent must be a multiple of the
+intrinsic's tile (8 on Metal, 16 on CUDA); otherwise, and for any shape the
+intrinsics do not match, the block gets the scalar multi-level tiling (generator.py
+hands it over when tensorize fails).
 
 The loops are split into ``[blocks, warps, fragments, tile]`` (M and N) and
 ``[steps, fragments, tile]`` (K); the block tiles go on blockIdx, the warps on
 threadIdx.y (32 lanes each on threadIdx.x), each warp keeps ``fragments_m x
 fragments_n`` accumulator fragments and multiplies ``fragments_k`` fragments deep per
 step; A and B tiles are fetched into shared memory by all the block's threads
-(``vector`` elements a load), then into each warp's fragments. ``tensorize_matmul``
-applies this with given sizes (``tensorized_matmul``: the hand schedule of the README,
-tests and benchmarks) and ``tensor_core_gpu`` with sampled ones (the tuner's rule): warps and fragments come
-from ``sample_perfect_tile``, the fetch width from ``sample_categorical``.
+(``vector`` elements a load: 8 halfs are one 16-byte ``cp.async`` or ``uint4``), then
+into each warp's fragments. The staging is CUTLASS's sm80 "multistage": the k-step
+loop is software-pipelined (``pipeline_copies``: the copies ``last_stage`` steps ahead,
+asynchronous where the target has cp.async) and the shared tiles' rows are padded so
+that ldmatrix reads 8 rows from 8 distinct bank groups (``pad_for_fragment_loads``).
+``tensorize_matmul`` applies this with given sizes (``tensorized_matmul``: the hand
+schedule of the README, tests and benchmarks) and ``tensor_core_gpu`` with sampled
+ones (the tuner's rule): warps and fragments come from ``sample_perfect_tile``, drafted
+within the warps, shared-memory (padded, one stage) and fragment-register limits, the
+fetch width and the pipeline depth (those whose stages fit the shared memory) from
+``sample_categorical``; the tiles are always padded.
 """
 
 from __future__ import annotations
@@ -52,8 +59,10 @@ MAX_DRAFTS = 256
 # 32-bit registers per thread that a warp's fragments (A, B and the accumulators) may take: 64x64
 # accumulators of mma.sync m16n8k16 with two k steps of A and B fit (ptxas: no spills).
 MAX_FRAGMENT_REGISTERS = 192
-# Bytes one thread fetches global -> shared at a time: the tuner samples these (16: cp.async.cg).
+# Bytes one thread fetches global -> shared at a time, and their odds: 16 (cp.async.cg, one uint4)
+# is favoured, narrower fetches stay for tiles with fewer elements than threads x 16 bytes.
 FETCH_BYTES = [4, 8, 16]
+FETCH_ODDS = [0.2, 0.3, 0.5]
 # Software pipeline depths of the k-step loop the rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 
@@ -277,8 +286,9 @@ def tensor_core_gpu(sch: Schedule, name: str, target: Target) -> None:
             sch.sample_perfect_tile(loop, n=len(d), max_innermost_factor=MAX_FRAGMENTS, decision=d)
             for loop, d in zip(loops, draft)
         )
-        lanes = [size // limits.in_bytes for size in FETCH_BYTES if size >= limits.in_bytes]
-        vector = sch.sample_categorical(lanes, [1 / len(lanes)] * len(lanes))
+        fetches = [(size // limits.in_bytes, odds) for size, odds in zip(FETCH_BYTES, FETCH_ODDS)]
+        lanes, odds = zip(*[(n, p) for n, p in fetches if n > 0])
+        vector = sch.sample_categorical(list(lanes), [p / sum(odds) for p in odds])
         tile_bytes, steps = limits.shared_bytes(draft), draft[2][0]
         depths = [d - 1 for d in PIPELINE_STAGES if d <= steps and d * tile_bytes <= limits.max_shared]
         last_stage = sch.sample_categorical(depths, [1 / len(depths)] * len(depths)) if len(depths) > 1 else 0
