@@ -42,10 +42,11 @@ from tuner.space.tensor_core import tensorized_matmul  # noqa: E402
 SHORT = {"float16": "fp16", "bfloat16": "bf16"}
 UNITS = {"wmma": ("cuda", "WMMA"), "mma": ("cuda-mma", "mma.sync")}
 # Configurations [UNIT:]FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N[/STAGES]: the pipelined ones tile blocks
-# of 128x128 (64x64 or 64x32 a warp), 128x64, 64x128 and 64x64 (1024^3: enough blocks for the SMs).
+# of 128x128 and 128x256 (64x64 or 64x32 a warp; over 48 KB of shared memory from 3 stages on:
+# dynamic shared memory), 128x64, 64x128 and 64x64 (1024^3: enough blocks for the SMs).
 PIPELINED_CONFIGS = (
-    "mma:4,8,2/2,2/2;mma:4,8,1/2,2/4;mma:4,4,2/2,4/2;mma:4,4,2/2,2/3;mma:2,8,2/2,2/3;mma:2,4,2/2,2/4;"
-    "wmma:4,4,2/2,2/2;wmma:4,4,1/2,2/4;wmma:2,4,2/2,2/3;wmma:2,2,2/2,2/4"
+    "mma:4,8,2/2,2/2;mma:4,8,2/2,2/3;mma:4,8,2/2,2/4;mma:4,8,2/2,4/3;mma:4,4,2/2,4/3;mma:4,4,2/2,2/3;"
+    "mma:2,8,2/2,2/3;mma:2,4,2/2,2/4;wmma:4,4,2/2,2/3;wmma:2,4,2/2,2/3;wmma:2,2,2/2,2/4"
 )
 CONFIGS = "2,2,1/1,1;2,2,2/2,2;2,4,2/4,2;4,4,2/2,2;4,2,2/2,4;" + PIPELINED_CONFIGS
 

@@ -48,6 +48,8 @@ class Backend:
     ``warp_reductions``: the target reduces a whole warp in one operation (Metal's
     ``simd_sum``), used by cross-thread reductions. ``async_copy_arch``: the first
     architecture number (``sm_80`` -> 80) with asynchronous global-to-shared copies, or None.
+    ``opt_in_shared_bytes(arch)``: the shared memory a kernel may take beyond the target's
+    ``max_shared_memory_bytes`` by asking at launch (CUDA's dynamic shared memory), or None.
     """
 
     kind: str
@@ -63,6 +65,7 @@ class Backend:
     exporter: str = ""
     warp_reductions: bool = False
     async_copy_arch: int | None = None
+    opt_in_shared_bytes: Callable[[str], int] | None = None
 
     @property
     def devices(self) -> tuple[str, ...]:

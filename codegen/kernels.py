@@ -29,6 +29,8 @@ from .errors import BuildError
 from .program import KernelLaunch
 from .target import Target
 
+# Alignment of each buffer in a kernel's dynamic shared memory (bytes).
+DYNAMIC_SHARED_ALIGN = 128
 TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
 
@@ -42,6 +44,11 @@ class DeviceKernel:
     thread_vars: dict[str, Var] = field(default_factory=dict)
     extents: dict[str, int] = field(default_factory=dict)
     shared_bytes: int = 0
+    shared_buffers: tuple[Buffer, ...] = ()
+    # Over the static limit: each shared buffer's byte offset in one dynamic allocation of
+    # dynamic_shared_bytes, requested at launch (0: the kernel declares its shared memory statically).
+    dynamic_shared: dict[Buffer, int] = field(default_factory=dict)
+    dynamic_shared_bytes: int = 0
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -52,8 +59,9 @@ class DeviceKernel:
         return tuple(self.extents.get(f"threadIdx.{axis}", 1) for axis in "xyz")
 
     def launch(self) -> KernelLaunch:
+        names = tuple(p.name for p in self.params)
         return KernelLaunch(
-            self.name, self.grid, self.block, tuple(p.name for p in self.params), self.shared_bytes
+            self.name, self.grid, self.block, names, self.shared_bytes, self.dynamic_shared_bytes
         )
 
 
@@ -120,6 +128,7 @@ def _make_kernel(name: str, nest: Stmt, order: dict[Buffer, int]) -> DeviceKerne
         raise BuildError(f"kernel {name} uses buffers {missing} that are neither parameters nor workspaces")
     kernel.params = tuple(sorted(used, key=order.__getitem__))
     kernel.shared_bytes = sum(_bytes(b, name) for b in shared)
+    kernel.shared_buffers = tuple(shared)
     return kernel
 
 
@@ -165,12 +174,26 @@ def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
             f"(threadIdx extents {kernel.block}), over the {target.kind} limit of "
             f"{target.max_threads_per_group}; split the thread-bound loops further"
         )
-    if kernel.shared_bytes > target.max_shared_memory_bytes:
+    limit = target.max_opt_in_shared_memory_bytes
+    if kernel.shared_bytes > limit:
         memory = target.backend.shared_word
         raise BuildError(
             f"kernel {kernel.name} declares {kernel.shared_bytes} bytes of {memory} memory, over the "
-            f"{target.kind} limit of {target.max_shared_memory_bytes} bytes; use smaller tiles"
+            f"{target.kind} limit of {limit} bytes ({target.arch}); use smaller tiles"
         )
+    if kernel.shared_bytes > target.max_shared_memory_bytes:
+        kernel.dynamic_shared, kernel.dynamic_shared_bytes = dynamic_shared_layout(kernel.shared_buffers)
+
+
+def dynamic_shared_layout(buffers: tuple[Buffer, ...]) -> tuple[dict[Buffer, int], int]:
+    """Byte offsets of shared buffers placed one after another in one dynamic shared allocation,
+    each at a multiple of ``DYNAMIC_SHARED_ALIGN`` (WMMA tiles need 32 bytes, vectors 16), and
+    the allocation's size."""
+    offsets, end = {}, 0
+    for buffer in buffers:
+        offsets[buffer] = end
+        end += -(-buffer.static_nbytes() // DYNAMIC_SHARED_ALIGN) * DYNAMIC_SHARED_ALIGN
+    return offsets, end
 
 
 def check_dtypes(func: PrimFunc, target: Target, where: str) -> None:

@@ -49,8 +49,10 @@ class KernelLaunch:
     """One GPU kernel launch: ``name`` over ``grid`` threadgroups of ``block`` threads (x, y, z).
 
     ``buffers`` names the kernel's parameters in order; each is one of the
-    function's parameters (a buffer or a scalar) or workspaces. ``shared_bytes`` is the static
-    threadgroup (shared) memory the kernel declares.
+    function's parameters (a buffer or a scalar) or workspaces. ``shared_bytes`` is the
+    threadgroup (shared) memory the kernel declares; ``dynamic_shared_bytes``, when not 0, the
+    dynamic shared memory the launch must request (CUDA, a kernel over the static 48 KB; its
+    buffers are placed in it, 128-byte aligned).
     """
 
     name: str
@@ -58,6 +60,7 @@ class KernelLaunch:
     block: tuple[int, int, int]
     buffers: tuple[str, ...]
     shared_bytes: int = 0
+    dynamic_shared_bytes: int = 0
 
     @property
     def threads_per_group(self) -> int:
@@ -113,6 +116,7 @@ class CompiledFunction:
                     "block": list(launch.block),
                     "arguments": list(launch.buffers),
                     "shared_bytes": launch.shared_bytes,
+                    "dynamic_shared_bytes": launch.dynamic_shared_bytes,
                 }
                 for launch in self.launches
             ],

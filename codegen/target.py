@@ -68,6 +68,13 @@ class Target:
         return first is not None and digits != "" and int(digits) >= first
 
     @property
+    def max_opt_in_shared_memory_bytes(self) -> int:
+        """Shared memory one kernel may declare: ``max_shared_memory_bytes`` (static), or more where the
+        backend lets a kernel opt in at launch (CUDA: dynamic shared memory, 227 KB on sm_90)."""
+        opt_in = self.backend.opt_in_shared_bytes
+        return max(self.max_shared_memory_bytes, opt_in(self.arch) if opt_in is not None else 0)
+
+    @property
     def is_gpu(self) -> bool:
         """Whether functions become kernel launches (the backend record says)."""
         return self.backend.is_gpu

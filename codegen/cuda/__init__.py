@@ -11,6 +11,17 @@ from ..backend import Backend
 from ..target import COMMON_DTYPES, Target
 from .printer import CUDAPrinter, cuda_prelude
 
+# Shared memory a block may opt into (cudaFuncAttributeMaxDynamicSharedMemorySize) by compute
+# capability, from the CUDA programming guide's table; other architectures keep the static 48 KB.
+OPT_IN_SHARED_KB = {70: 96, 72: 48, 75: 64, 80: 163, 86: 99, 87: 163, 89: 99, 90: 227, 100: 227, 120: 99}
+
+
+def opt_in_shared_bytes(arch: str) -> int:
+    """Bytes of shared memory a kernel for ``arch`` ("sm_90", "sm_90a") may opt into, 0 if unknown."""
+    digits = "".join(c for c in arch.partition("_")[2] if c.isdigit())
+    return OPT_IN_SHARED_KB.get(int(digits), 0) * 1024 if digits else 0
+
+
 BACKEND = Backend(
     kind="cuda",
     aliases=("gpu", "nvidia"),
@@ -29,6 +40,7 @@ BACKEND = Backend(
     exporter="codegen.cuda.export",
     runtimes={"gpu": "codegen.cuda.runtime"},
     async_copy_arch=80,
+    opt_in_shared_bytes=opt_in_shared_bytes,
 )
 
 __all__ = ["BACKEND"]

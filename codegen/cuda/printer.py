@@ -4,7 +4,9 @@ Kernels are ``extern "C" __global__`` with ``__launch_bounds__`` set to the
 threads per block, so NVRTC and nvcc know the register budget; buffers are
 ``T* __restrict__`` (``const T* __restrict__`` when the kernel only reads
 them, so loads may go through the read-only cache); shared buffers
-are ``__shared__`` arrays (16-byte aligned when read or written as float4);
+are ``__shared__`` arrays (16-byte aligned when read or written as float4), or, in a
+kernel over the static 48 KB, pointers into one ``extern __shared__`` allocation that the
+launch requests (codegen/kernels.py places them);
 ``__syncthreads()`` is the barrier. CUDA's vector types have no arithmetic
 operators, so the source defines the ones it uses. float16 is ``half``
 (cuda_fp16.h) and bfloat16 is ``__nv_bfloat16`` (cuda_bf16.h, whose arithmetic
@@ -34,6 +36,9 @@ from ..lanes import lane
 
 # Bytes one cp.async instruction may copy.
 CP_ASYNC_BYTES = (4, 8, 16)
+# A kernel over the static shared-memory limit takes one dynamic allocation (requested at launch).
+DYNAMIC_SHARED_NAME = "tir_dynamic_shared"
+DYNAMIC_SHARED_DECLARATION = f"extern __shared__ __align__(128) unsigned char {DYNAMIC_SHARED_NAME}[];"
 # Bytes of a plain vector copy -> the unsigned type that moves them in one access.
 RAW_COPY_TYPES = {4: "unsigned", 8: "uint2", 16: "uint4"}
 
@@ -62,6 +67,20 @@ class CUDAPrinter(CFamilyPrinter):
     barrier = "__syncthreads();"
     has_rsqrt = True
 
+    def __init__(self, target):
+        super().__init__(target)
+        self.dynamic_shared: dict[Buffer, int] = {}  # the kernel's buffers in dynamic shared memory
+
+    def kernel_source(self, kernel) -> str:
+        """As every C-family kernel; one whose shared memory is over the static limit declares
+        the dynamic allocation first and each shared buffer as a pointer into it."""
+        self.dynamic_shared = kernel.dynamic_shared
+        source = super().kernel_source(kernel)
+        if not kernel.dynamic_shared:
+            return source
+        signature, _, body = source.partition("\n")
+        return f"{signature}\n{self.indent_unit}{DYNAMIC_SHARED_DECLARATION}\n{body}"
+
     def kernel_signature(self, kernel) -> str:
         params = ", ".join(self.param_declaration(p) for p in kernel.params)
         threads = kernel.block[0] * kernel.block[1] * kernel.block[2]
@@ -82,6 +101,10 @@ class CUDAPrinter(CFamilyPrinter):
             return (
                 f"wmma::fragment<wmma::{kind}, 16, 16, 16, {element}{layout}> {self.name_of(buffer)}[{size}];"
             )
+        if buffer in self.dynamic_shared:
+            element = self.type_of(buffer.dtype)
+            offset = self.dynamic_shared[buffer]
+            return f"{element}* {self.name_of(buffer)} = ({element}*)({DYNAMIC_SHARED_NAME} + {offset});"
         align = "__align__(16) " if buffer in self.vector_buffers else ""
         if buffer in self.tile_buffers:  # WMMA loads and stores need 256-bit alignment
             align = "__align__(32) "

@@ -93,6 +93,9 @@ class CudaModule:
         self._functions = {function.name: function for function in functions}
         names = {launch.name for function in functions for launch in function.launches}
         self._kernels = {name: self._kernel(module, name, source) for name in sorted(names)}
+        for launch in (launch for function in functions for launch in function.launches):
+            if launch.dynamic_shared_bytes:  # over 48 KB: the kernel must opt in before its launches
+                self._kernels[launch.name].max_dynamic_shared_size_bytes = launch.dynamic_shared_bytes
 
     def run(self, name: str, arrays: Sequence) -> None:
         """Launch function ``name``'s kernels in order on ``arrays`` (numpy or CuPy, in params order)."""
@@ -170,7 +173,8 @@ class CudaModule:
     def _launch(self, function: CompiledFunction, launch: KernelLaunch, buffers: dict) -> None:
         args = tuple(buffers[name] for name in launch.buffers)
         try:
-            self._kernels[launch.name](launch.grid, launch.block, args)
+            dynamic = launch.dynamic_shared_bytes
+            self._kernels[launch.name](launch.grid, launch.block, args, shared_mem=dynamic)
         except self._cupy.cuda.driver.CUDADriverError as error:
             raise LaunchError(
                 f"kernel {launch.name!r} of {function.name!r} did not launch with grid {launch.grid} "

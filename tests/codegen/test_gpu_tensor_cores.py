@@ -67,13 +67,16 @@ def test_bfloat16_matmul_on_the_gpu(unit):
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
 
 
-# 128x128 block tiles (64x64 or 64x32 per warp) with 16-byte cp.async fetches into padded tiles,
-# pipelined over k steps (more of them than stages): the benchmark's configurations.
+# 128x128 and 128x256 block tiles (64x64 or 64x32 per warp) with 16-byte cp.async fetches into padded
+# tiles, pipelined over k steps (more of them than stages): the benchmark's configurations. The last
+# two declare over 48 KB (dynamic shared memory: 75776 and 81408 bytes).
 PIPELINED_CONFIGS = [
     ((4, 8, 2), (2, 2), 2),
     ((4, 8, 1), (2, 2), 4),
     ((4, 4, 2), (2, 4), 2),
     ((4, 4, 2), (2, 2), 3),
+    ((4, 8, 2), (2, 2), 4),
+    ((4, 8, 2), (2, 4), 3),
 ]
 
 

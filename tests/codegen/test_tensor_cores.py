@@ -307,3 +307,21 @@ def test_a_16_byte_copy_of_halfs_needs_proven_alignment(offset, vector):
     source, _ = generate_source(tir.parse(COPY_HALFS.replace("OFFSET", str(offset))), "cuda")
     assert ("*(uint4*)" in source) is vector
     assert source.count("B[") == (1 if vector else 8)
+
+
+def test_a_kernel_over_48_kb_takes_dynamic_shared_memory():
+    # 128x128x32 padded tiles, 4 stages: 4 * (128 * 40 + 32 * 136) halfs = 75776 bytes.
+    sizes = {"frags": (4, 8, 2), "warps": (2, 2), "vector": 8, "stages": 4, "pad": True}
+    sch = tensorized_matmul(mixed_matmul(256, 256, 256), "cuda", unit="cuda-mma", **sizes)
+    source, functions = generate_source(sch.mod, "cuda")
+    (launch,) = functions[0].launches
+    assert launch.shared_bytes == 75776 and launch.dynamic_shared_bytes == 75776
+    assert "extern __shared__ __align__(128) unsigned char tir_dynamic_shared[];" in source
+    assert "half* B_shared = (half*)(tir_dynamic_shared + 0);" in source
+    assert "half* A_shared = (half*)(tir_dynamic_shared + 34816);" in source  # 4 * 32 * 136 * 2
+    if nvcc.nvcc_available():
+        assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+    with pytest.raises(
+        BuildError, match=r"declares 75776 bytes of shared memory, over the cuda limit of 65536 "
+    ):
+        generate_source(sch.mod, "cuda -arch=sm_75")
