@@ -254,8 +254,12 @@ def tensorized_matmul(
     ``pad`` pads the shared tiles' rows against bank conflicts (``pad_for_fragment_loads``)."""
     sch = Schedule(mod)
     sizes = Sizes([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector, stages - 1)
-    async_copies = Target.parse(target).has_async_copy
-    tensorize_matmul(sch, sch.get_block("C"), unit or target, lambda _loops: sizes, pad, async_copies)
+    parsed = Target.parse(target)
+
+    def choose(_loops: list[LoopRV]) -> Sizes:
+        return sizes
+
+    tensorize_matmul(sch, sch.get_block("C"), unit or parsed.kind, choose, pad, parsed.has_async_copy)
     return sch
 
 
@@ -286,9 +290,10 @@ def tensor_core_gpu(sch: Schedule, name: str, target: Target) -> None:
             sch.sample_perfect_tile(loop, n=len(d), max_innermost_factor=MAX_FRAGMENTS, decision=d)
             for loop, d in zip(loops, draft)
         )
-        fetches = [(size // limits.in_bytes, odds) for size, odds in zip(FETCH_BYTES, FETCH_ODDS)]
-        lanes, odds = zip(*[(n, p) for n, p in fetches if n > 0])
-        vector = sch.sample_categorical(list(lanes), [p / sum(odds) for p in odds])
+        fetches = [(size // limits.in_bytes, p) for size, p in zip(FETCH_BYTES, FETCH_ODDS)]
+        fetches = [(lanes, p) for lanes, p in fetches if lanes > 0]
+        odds = sum(p for _, p in fetches)
+        vector = sch.sample_categorical([lanes for lanes, _ in fetches], [p / odds for _, p in fetches])
         tile_bytes, steps = limits.shared_bytes(draft), draft[2][0]
         depths = [d - 1 for d in PIPELINE_STAGES if d <= steps and d * tile_bytes <= limits.max_shared]
         last_stage = sch.sample_categorical(depths, [1 / len(depths)] * len(depths)) if len(depths) > 1 else 0
