@@ -22,6 +22,16 @@ from tuner import workloads
 pytestmark = pytest.mark.gpu
 
 
+def _loaded(sch):
+    """``sch`` built for CUDA and loaded on the GPU; the test is skipped where there is none."""
+    try:
+        module = build(sch.mod, "cuda")
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    return module
+
+
 @pytest.mark.parametrize(
     ("size", "frags", "warps"),
     [
@@ -33,11 +43,7 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("unit", ["cuda", "cuda-mma"], ids=["wmma", "mma.sync"])
 def test_tensor_core_matmul_on_the_gpu(size, frags, warps, unit):
     sch = tensorized_matmul(mixed_matmul(*size), "cuda", frags=frags, warps=warps, vector=2, unit=unit)
-    try:
-        module = build(sch.mod, "cuda")
-        module.loaded  # noqa: B018
-    except RuntimeUnavailableError as error:
-        pytest.skip(f"no CUDA runtime here: {error}")
+    module = _loaded(sch)
     a, b, c = random_operands("float16", "float32", *size)
     module["main"](a, b, c)
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-3, atol=1e-3)
@@ -54,11 +60,7 @@ def test_bfloat16_matmul_on_the_gpu(unit):
         vector=2,
         unit=unit,
     )
-    try:
-        module = build(sch.mod, "cuda")
-        module.loaded  # noqa: B018
-    except RuntimeUnavailableError as error:
-        pytest.skip(f"no CUDA runtime here: {error}")
+    module = _loaded(sch)
     rng = np.random.default_rng(0)
     a, b = to_bfloat16_bits(rng.random((256, 256)) - 0.5), to_bfloat16_bits(rng.random((256, 256)) - 0.5)
     c = np.zeros((256, 256), np.float32)
@@ -88,11 +90,7 @@ def test_pipelined_mma_sync_matmul_on_the_gpu(dtype, frags, warps, stages):
     sch = tensorized_matmul(
         mod, "cuda", frags=frags, warps=warps, vector=8, unit="cuda-mma", stages=stages, pad=True
     )
-    try:
-        module = build(sch.mod, "cuda")
-        module.loaded  # noqa: B018
-    except RuntimeUnavailableError as error:
-        pytest.skip(f"no CUDA runtime here: {error}")
+    module = _loaded(sch)
     rng = np.random.default_rng(1)
     a, b = rng.random((M, K)) - 0.5, rng.random((K, N)) - 0.5
     if dtype == "bfloat16":
