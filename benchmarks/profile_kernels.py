@@ -6,7 +6,9 @@
 
 Kernels (first argument): ``fp32-64`` / ``fp32-128`` (tests/codegen/pipeline_schedules.py's
 pipelined fp32 matmul, 64x64x16 with 2 cp.async stages / 128x128x8 with 3), ``mma``
-(tuner/space/tensor_core.py's mma.sync fp16 schedule, 4x4x2 fragments, 2x2 warps). The
+(tuner/space/tensor_core.py's mma.sync fp16 schedule, 4x4x2 fragments, 2x2 warps), ``mma-staged``
+(the same with the pipelined staging: 128x128x32 blocks of 4x8x2 fragments, 2x2 warps, 16-byte
+cp.async fetches into padded tiles, 3 stages in dynamic shared memory). The
 result is checked against numpy once, so a profile is never taken of a wrong kernel.
 """
 
@@ -29,6 +31,10 @@ def kernel(name: str, n: int):
     rng = np.random.default_rng(0)
     if name == "mma":
         sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", (4, 4, 2), (2, 2), 2, "cuda-mma")
+        mod, dtype = sch.mod, "float16"
+    elif name == "mma-staged":
+        staging = {"vector": 8, "unit": "cuda-mma", "stages": 3, "pad": True}
+        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", (4, 8, 2), (2, 2), **staging)
         mod, dtype = sch.mod, "float16"
     else:
         tiles = {"fp32-64": dict(stages=2), "fp32-128": dict(stages=3, rows=128, cols=128, depth=8, reg=8)}
