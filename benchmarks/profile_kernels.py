@@ -8,7 +8,8 @@ Kernels (first argument): ``fp32-64`` / ``fp32-128`` (tests/codegen/pipeline_sch
 pipelined fp32 matmul, 64x64x16 with 2 cp.async stages / 128x128x8 with 3), ``mma``
 (tuner/space/tensor_core.py's mma.sync fp16 schedule, 4x4x2 fragments, 2x2 warps), ``mma-staged``
 (the same with the pipelined staging: 128x128x32 blocks of 4x8x2 fragments, 2x2 warps, 16-byte
-cp.async fetches into padded tiles, 3 stages in dynamic shared memory). The
+cp.async fetches into padded tiles, 3 stages in dynamic shared memory), ``mma-double`` (that with
+double-buffered fragment loads), ``wmma-staged`` (WMMA, 4x4x2 fragments, the same staging). The
 result is checked against numpy once, so a profile is never taken of a wrong kernel.
 """
 
@@ -26,15 +27,23 @@ from tests.codegen.pipeline_schedules import pipelined_matmul  # noqa: E402
 from tests.codegen.tensor_core_schedules import mixed_matmul  # noqa: E402
 from tuner.space.tensor_core import tensorized_matmul  # noqa: E402
 
+# The staged tensor-core kernels: name -> (fragments, unit, fragment loads); 128x128x32 blocks.
+STAGED = {
+    "mma-staged": ((4, 8, 2), "cuda-mma", "step"),
+    "mma-double": ((4, 8, 2), "cuda-mma", "k-double"),
+    "wmma-staged": ((4, 4, 2), "cuda", "step"),
+}
+
 
 def kernel(name: str, n: int):
     rng = np.random.default_rng(0)
     if name == "mma":
         sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", (4, 4, 2), (2, 2), 2, "cuda-mma")
         mod, dtype = sch.mod, "float16"
-    elif name == "mma-staged":
-        staging = {"vector": 8, "unit": "cuda-mma", "stages": 3, "pad": True}
-        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", (4, 8, 2), (2, 2), **staging)
+    elif name in STAGED:
+        frags, unit, loads = STAGED[name]
+        staging = {"vector": 8, "unit": unit, "stages": 3, "pad": True, "fragment_loads": loads}
+        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags, (2, 2), **staging)
         mod, dtype = sch.mod, "float16"
     else:
         tiles = {"fp32-64": dict(stages=2), "fp32-128": dict(stages=3, rows=128, cols=128, depth=8, reg=8)}

@@ -12,9 +12,11 @@ mma.sync m16n8k16 with ldmatrix; no prefix: both). A configuration without stage
 fetches 2-element vectors into unpadded shared tiles; one with stages is the
 CUTLASS-style staging: 16-byte fetches (8 halfs a thread, cp.async) in a software
 pipeline of that many stages over the k steps, shared rows padded for conflict-free
-ldmatrix. With ``--trials N`` (default 64; 0 skips it) the workload that ``tir tune
-matmul --dtype D`` tunes is tuned too (float16: a float16 C, WMMA candidates;
-bfloat16: a float32 C, mma.sync candidates), and its best is compared the same way.
+ldmatrix; a fourth field picks how warps load fragments (``step``, ``k``, ``k-double``:
+tensorize_matmul's ``fragment_loads``). With ``--trials N`` (default 64; 0 skips it)
+the workload that ``tir tune matmul --dtype D`` tunes is tuned too (float16: a float16
+C, WMMA candidates; bfloat16: a float32 C, mma.sync candidates), and its best is
+compared the same way.
 Every kernel's result is checked against float64 numpy before it is timed.
 cuBLAS gets the same operands through ``torch.matmul`` (its C in the input dtype);
 Triton's kernel is benchmarks/triton_matmul.py's with a float32 C.
@@ -41,12 +43,15 @@ from tuner.space.tensor_core import tensorized_matmul  # noqa: E402
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16"}
 UNITS = {"wmma": ("cuda", "WMMA"), "mma": ("cuda-mma", "mma.sync")}
-# Configurations [UNIT:]FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N[/STAGES]: the pipelined ones tile blocks
-# of 128x128 and 128x256 (64x64 or 64x32 a warp; over 48 KB of shared memory from 3 stages on:
-# dynamic shared memory), 128x64, 64x128 and 64x64 (1024^3: enough blocks for the SMs).
+# Configurations [UNIT:]FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N[/STAGES[/FRAGMENT_LOADS]]: the pipelined
+# ones tile blocks of 128x128 (64x64 a warp; over 48 KB of shared memory from 3 stages on: dynamic
+# shared memory), k steps of 32 or 64, fragments loaded per step or per k fragment, double-buffered
+# or not (tensorize_matmul's fragment_loads), and 64x128, 64x64 blocks (1024^3: enough blocks).
 PIPELINED_CONFIGS = (
-    "mma:4,8,2/2,2/2;mma:4,8,2/2,2/3;mma:4,8,2/2,2/4;mma:4,8,2/2,4/3;mma:4,4,2/2,4/3;mma:4,4,2/2,2/3;"
-    "mma:2,8,2/2,2/3;mma:2,4,2/2,2/4;wmma:4,4,2/2,2/3;wmma:2,4,2/2,2/3;wmma:2,2,2/2,2/4"
+    "mma:4,8,2/2,2/3;mma:4,8,2/2,2/3/k-double;mma:4,8,4/2,2/3/k;mma:4,8,4/2,2/3/k-double;"
+    "mma:4,8,2/2,2/4/k-double;mma:2,8,2/2,2/3;mma:2,8,2/2,2/3/k-double;wmma:4,4,2/2,2/3;"
+    "wmma:4,4,2/2,2/3/k-double;wmma:4,4,4/2,2/3/k-double;wmma:2,4,2/2,2/3;wmma:2,4,2/2,2/3/k-double;"
+    "wmma:2,2,2/2,2/4"
 )
 CONFIGS = "2,2,1/1,1;2,2,2/2,2;2,4,2/4,2;4,4,2/2,2;4,2,2/2,4;" + PIPELINED_CONFIGS
 
@@ -101,15 +106,18 @@ def tuned_seconds(n: int, dtype: str, trials: int) -> float:
 
 
 def _time_schedule(n: int, dtype: str, config, unit: str, label: str, operands, expected) -> tuple:
-    """(name, seconds, device) of the hand schedule ``config`` = (frags, warps, stages or None) on
+    """(name, seconds, device) of the hand schedule ``config`` = (frags, warps, stages or None,
+    fragment loads) on
     ``unit``, checked against ``expected`` before it is timed."""
-    (frags, warps, stages), (a, b) = config, operands
-    pipelined = {"vector": 8, "stages": stages, "pad": True} if stages else {"vector": 2}
+    (frags, warps, stages, loads), (a, b) = config, operands
+    staged = {"vector": 8, "stages": stages, "pad": True, "fragment_loads": loads}
+    pipelined = staged if stages else {"vector": 2}
     sch = tensorized_matmul(workload(n, dtype), "cuda", frags=frags, warps=warps, unit=unit, **pipelined)
     module = build(sch.mod, "cuda")
     c = np.zeros((n, n), np.float32)
     module["main"](a, b, c)
     name = f"{label} {frags} x {warps}" + (f", {stages} stages" if stages else "")
+    name += f", fragments per {loads}" if loads != "step" else ""
     check(c, expected, name)
     return name, module.benchmark("main", a, b, c, repeat=7).seconds, module.device_name
 
@@ -118,8 +126,8 @@ def run(n: int, dtype: str, configs: list, trials: int) -> None:
     a, b = operands(n, dtype)
     expected = values(a, dtype) @ values(b, dtype)
     timed = [
-        _time_schedule(n, dtype, (frags, warps, stages), *UNITS[unit], (a, b), expected)
-        for units, frags, warps, stages in configs
+        _time_schedule(n, dtype, (frags, warps, stages, loads), *UNITS[unit], (a, b), expected)
+        for units, frags, warps, stages, loads in configs
         for unit in units
     ]
     rows, device = [(name, seconds) for name, seconds, _ in timed], timed[-1][2] if timed else None
@@ -140,15 +148,19 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="1024,4096", help="comma-separated n for n^3")
     parser.add_argument("--dtypes", default="float16,bfloat16", help="comma-separated input dtypes")
-    parser.add_argument("--configs", default=CONFIGS, help="[UNIT:]FRAGS_M,N,K/WARPS_M,N[/STAGES];...")
+    parser.add_argument(
+        "--configs", default=CONFIGS, help="[UNIT:]FRAGS_M,N,K/WARPS_M,N[/STAGES[/LOADS]];..."
+    )
     parser.add_argument("--trials", type=int, default=64, help="tuning trials per workload (0: none)")
     args = parser.parse_args()
     configs = []
     for config in args.configs.split(";"):
         unit, _, config = config.rpartition(":")
-        frags, warps, *stages = config.split("/")
+        frags, warps, *staging = config.split("/")
         sizes = [tuple(int(x) for x in part.split(",")) for part in (frags, warps)]
-        configs.append(([unit] if unit else list(UNITS), *sizes, int(stages[0]) if stages else None))
+        stages = int(staging[0]) if staging else None
+        loads = staging[1] if len(staging) > 1 else "step"
+        configs.append(([unit] if unit else list(UNITS), *sizes, stages, loads))
     for dtype, n in itertools.product(args.dtypes.split(","), (int(s) for s in args.sizes.split(","))):
         run(n, dtype, configs, args.trials)
 

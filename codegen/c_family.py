@@ -182,6 +182,7 @@ class CFamilyPrinter:
         self.taken: set[str] = set()
         self.needs: set[str] = set()
         self.vector_buffers: set[Buffer] = set()
+        self.declared: set[Buffer] = set()  # buffers whose allocation is printed
         self.tile_buffers: set[Buffer] = set()
         self.fragment_roles: dict[Buffer, str] = {}
         self.read_only: set[Buffer] = set()
@@ -316,8 +317,16 @@ class CFamilyPrinter:
                 f"buffer {buffer.name} ({buffer.scope}) has a size that is not a constant: "
                 f"{buffer.shape}; allocations inside a kernel need a constant size"
             )
+        again = buffer in self.declared  # allocated again (an unrolled pipeline iteration): a new scope
+        self.declared.add(buffer)
+        if again:
+            self.emit("{")
+            self.depth += 1
         self.emit(self.declare_array(buffer, math.prod(size)))
         self.stmt(node.body)
+        if again:
+            self.depth -= 1
+            self.emit("}")
 
     def declare_array(self, buffer: Buffer, size: int) -> str:
         element = self.type_of(buffer.dtype)

@@ -70,26 +70,28 @@ def test_bfloat16_matmul_on_the_gpu(unit):
 
 
 # 128x128 and 128x256 block tiles (64x64 or 64x32 per warp) with 16-byte cp.async fetches into padded
-# tiles, pipelined over k steps (more of them than stages): the benchmark's configurations. The last
-# two declare over 48 KB (dynamic shared memory: 75776 and 81408 bytes).
+# tiles, pipelined over k steps (more of them than stages): the benchmark's configurations. From the
+# fifth on they declare over 48 KB (dynamic shared memory); the last two load fragments per k
+# fragment, double-buffered or not (k steps of 64).
 PIPELINED_CONFIGS = [
-    ((4, 8, 2), (2, 2), 2),
-    ((4, 8, 1), (2, 2), 4),
-    ((4, 4, 2), (2, 4), 2),
-    ((4, 4, 2), (2, 2), 3),
-    ((4, 8, 2), (2, 2), 4),
-    ((4, 8, 2), (2, 4), 3),
+    ((4, 8, 2), (2, 2), 2, "step"),
+    ((4, 8, 1), (2, 2), 4, "step"),
+    ((4, 4, 2), (2, 4), 2, "step"),
+    ((4, 4, 2), (2, 2), 3, "step"),
+    ((4, 8, 2), (2, 2), 4, "step"),
+    ((4, 8, 2), (2, 4), 3, "step"),
+    ((4, 8, 2), (2, 2), 3, "k-double"),
+    ((4, 8, 4), (2, 2), 3, "k"),
 ]
 
 
-@pytest.mark.parametrize(("frags", "warps", "stages"), PIPELINED_CONFIGS)
+@pytest.mark.parametrize(("frags", "warps", "stages", "loads"), PIPELINED_CONFIGS)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_pipelined_mma_sync_matmul_on_the_gpu(dtype, frags, warps, stages):
-    M, N, K = size = (256, 512, 384)  # 12 or 24 k steps
+def test_pipelined_mma_sync_matmul_on_the_gpu(dtype, frags, warps, stages, loads):
+    M, N, K = size = (256, 512, 384)  # 6 to 24 k steps
     mod = mixed_matmul(*size) if dtype == "float16" else workloads.matmul(*size, dtype)
-    sch = tensorized_matmul(
-        mod, "cuda", frags=frags, warps=warps, vector=8, unit="cuda-mma", stages=stages, pad=True
-    )
+    staging = {"vector": 8, "unit": "cuda-mma", "stages": stages, "pad": True, "fragment_loads": loads}
+    sch = tensorized_matmul(mod, "cuda", frags=frags, warps=warps, **staging)
     module = _loaded(sch)
     rng = np.random.default_rng(1)
     a, b = rng.random((M, K)) - 0.5, rng.random((K, N)) - 0.5
@@ -101,3 +103,14 @@ def test_pipelined_mma_sync_matmul_on_the_gpu(dtype, frags, warps, stages):
     module["main"](a, b, c)
     expected = values(a).astype("float64") @ values(b).astype("float64")
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("loads", ["step", "k-double"])
+def test_pipelined_wmma_matmul_on_the_gpu(loads):
+    M, N, K = 256, 256, 384
+    staging = {"vector": 8, "unit": "cuda", "stages": 3, "pad": True, "fragment_loads": loads}
+    sch = tensorized_matmul(mixed_matmul(M, N, K), "cuda", frags=(4, 4, 2), warps=(2, 2), **staging)
+    module = _loaded(sch)
+    a, b, c = random_operands("float16", "float32", M, N, K)
+    module["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-3, atol=1e-3)

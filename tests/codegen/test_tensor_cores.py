@@ -20,10 +20,11 @@ from codegen.errors import LaunchError
 from codegen.metal.sim import load
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
 from codegen.target import Target
-from schedule import Schedule
+from schedule import Schedule, ScheduleError
 from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
 from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 from tuner import workloads
+from tuner.space.tensor_core import Sizes, tensorize_matmul
 
 # dtype pair -> (rtol, atol) against a float64 numpy product of the same (rounded) inputs
 TOLERANCE = {
@@ -325,3 +326,57 @@ def test_a_kernel_over_48_kb_takes_dynamic_shared_memory():
         BuildError, match=r"declares 75776 bytes of shared memory, over the cuda limit of 65536 "
     ):
         generate_source(sch.mod, "cuda -arch=sm_75")
+
+
+@pytest.mark.parametrize("loads", ["k", "k-double"])
+@pytest.mark.parametrize("dtypes", [("float16", "float32"), ("float32", "float32")], ids=["half", "float"])
+def test_fragments_loaded_per_k_fragment_on_the_metal_simulator(dtypes, loads):
+    # k-double nests a 2-stage pipeline of the fragment loads in the 3-stage pipeline of the copies.
+    sizes = {
+        "frags": (2, 2, 2),
+        "warps": (2, 1),
+        "vector": 4,
+        "stages": 3,
+        "pad": True,
+        "fragment_loads": loads,
+    }
+    sch = tensorized_matmul(matmul_for(*dtypes, 64, 32, 96), "metal", **sizes)
+    a, b, c = random_operands(*dtypes, 64, 32, 96)
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"])
+def test_double_buffered_fragments_on_cuda(unit):
+    sizes = {
+        "frags": (2, 2, 2),
+        "warps": (2, 2),
+        "vector": 8,
+        "stages": 3,
+        "pad": True,
+        "fragment_loads": "k-double",
+    }
+    sch = tensorized_matmul(mixed_matmul(128, 64, 128), "cuda", unit=unit, **sizes)
+    source, _ = generate_source(sch.mod, "cuda")
+    # The k-step pipeline's unrolled epilogue allocates the fragments again, each in its own scope.
+    fragment = (
+        "unsigned A_warp[4][4];" if unit == "cuda-mma" else "half, wmma::row_major> A_wmma_matrix_a[4];"
+    )
+    assert source.count(fragment) == 3 and source.count("\n  {\n") == 2
+    if nvcc.nvcc_available():
+        assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+    a, b, c = random_operands("float16", "float32", 128, 64, 128)
+    tir.interpret(sch.mod["main"], a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
+
+
+def test_an_unknown_fragment_loading_is_refused_with_the_schedule_unchanged():
+    mod = mixed_matmul(64, 64, 64)
+    sch = Schedule(mod)
+    sizes = Sizes([None, 1, 2], [None, 1, 2], 1, 8)
+    with pytest.raises(
+        ScheduleError, match=r"fragment_loads must be one of \('step', 'k', 'k-double'\), got 'k2'"
+    ):
+        tensorize_matmul(sch, sch.get_block("C"), "cuda-mma", lambda _loops: sizes, fragment_loads="k2")
+    tir.assert_structural_equal(sch.mod, mod)
+    assert [inst.kind for inst in sch.trace.insts] == ["get_block"]  # the test's own

@@ -63,6 +63,8 @@ MAX_FRAGMENT_REGISTERS = 192
 # is favoured, narrower fetches stay for tiles with fewer elements than threads x 16 bytes.
 FETCH_BYTES = [4, 8, 16]
 FETCH_ODDS = [0.2, 0.3, 0.5]
+# How a warp loads its fragments (tensorize_matmul's fragment_loads).
+FRAGMENT_LOADS = ("step", "k", "k-double")
 # Software pipeline depths of the k-step loop the rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 
@@ -147,12 +149,19 @@ def tensorize_matmul(
     choose: Callable[[list[LoopRV]], Sizes],
     pad: bool = False,
     async_copies: bool = False,
+    fragment_loads: str = "step",
 ) -> None:
     """Tile, stage and tensorize the matmul ``block`` on matrix ``unit`` (a key of ``UNITS``: a
     target kind, or "cuda-mma") as the module docstring says. ``choose`` gets
     the M, N and K loops with the tile split off (their extents count tiles) and returns their
     ``Sizes``, each an int or a sampled handle. ``pad``: storage_align the shared tiles' rows
-    (``pad_for_fragment_loads``); ``async_copies``: the pipeline's copies are cp.async."""
+    (``pad_for_fragment_loads``); ``async_copies``: the pipeline's copies are cp.async;
+    ``fragment_loads``: "step" loads each warp's A and B fragments of a whole k step at its top;
+    "k" one k fragment at a time (the k fragment loop outside the warp's M and N fragments: fewer
+    fragment registers live); "k-double" as "k", double-buffered (``double_buffer_fragments``)."""
+    if fragment_loads not in FRAGMENT_LOADS:
+        raise ScheduleError(f"fragment_loads must be one of {FRAGMENT_LOADS}, got {fragment_loads!r}")
+    per_k = fragment_loads != "step"
     (tm, tn, tk), (scope_a, scope_b, scope_c) = UNITS[unit]
     node = sch.get(block)
     names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
@@ -165,7 +174,10 @@ def tensorize_matmul(
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
     k0, k1 = sch.split(k, [None, frags_k])
-    sch.reorder(i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+    if per_k:
+        sch.reorder(i0, j0, iw, jw, k0, k1, i1, j1, i2, j2, k2)
+    else:
+        sch.reorder(i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(sch.fuse(iw, jw), "threadIdx.y")
@@ -176,7 +188,7 @@ def tensorize_matmul(
         (1, scope_b, names["load_b"], (tk, tn)),
     ):
         fragment = sch.cache_read(block, index, scope)
-        sch.compute_at(fragment, k0)  # one warp's tiles: fragments are never shared between warps
+        sch.compute_at(fragment, k1 if per_k else k0)  # one warp's tiles, never shared between warps
         shared = sch.cache_read(fragment, 0, "shared")
         sch.compute_at(shared, k0)  # the whole thread block's tile
         fused = fuse_loops(sch, sch.get_loops(shared)[4:])
@@ -193,6 +205,20 @@ def tensorize_matmul(
     sch.tensorize(i2, names["mma"])
     if isinstance(last_stage, ExprRV) or last_stage > 0:  # a sampled stage is annotated even if 0
         pipeline_copies(sch, k0, last_stage, async_copies)
+    if fragment_loads == "k-double" and sch.get(k1).extent.value > 1:
+        double_buffer_fragments(sch, k1)
+
+
+def double_buffer_fragments(sch: Schedule, loop: LoopRV) -> None:
+    """Software-pipeline the k fragment ``loop`` in two stages: the fragment loads of fragment
+    ``k + 1`` are issued before the mma of fragment ``k`` (two versions of each fragment).
+
+    Before: ``for k1: A_frag; B_frag; mma``; after: the loop annotated
+    ``software_pipeline_stage=[0, 0, 1]``: load 0; (load k + 1, mma k) for each k; mma last.
+    """
+    count = len(sch.get(loop).body.seq)
+    sch.annotate(loop, STAGE_KEY, [0] * (count - 1) + [1])
+    sch.annotate(loop, ORDER_KEY, list(range(count)))
 
 
 def pad_for_fragment_loads(sch: Schedule, shared: BlockRV) -> None:
@@ -244,6 +270,7 @@ def tensorized_matmul(
     unit: str | None = None,
     stages: int = 1,
     pad: bool = False,
+    fragment_loads: str = "step",
 ) -> Schedule:
     """A schedule of ``mod``'s matmul block "C" on ``target``'s matrix unit with fixed sizes (the hand
     schedule): a thread block has ``warps[0] x warps[1]`` simdgroups (warps), each computing
@@ -251,7 +278,8 @@ def tensorized_matmul(
     ``vector`` elements at a time. ``unit`` picks the matrix unit when the target has several:
     "cuda-mma" is mma.sync m16n8k16 with ldmatrix instead of CUDA's default, WMMA. ``stages > 1``
     software-pipelines the k steps (cp.async where the target copies asynchronously: CUDA sm_80+);
-    ``pad`` pads the shared tiles' rows against bank conflicts (``pad_for_fragment_loads``)."""
+    ``pad`` pads the shared tiles' rows against bank conflicts (``pad_for_fragment_loads``);
+    ``fragment_loads`` as ``tensorize_matmul`` takes it."""
     sch = Schedule(mod)
     sizes = Sizes([None, warps[0], frags[0]], [None, warps[1], frags[1]], frags[2], vector, stages - 1)
     parsed = Target.parse(target)
@@ -259,7 +287,8 @@ def tensorized_matmul(
     def choose(_loops: list[LoopRV]) -> Sizes:
         return sizes
 
-    tensorize_matmul(sch, sch.get_block("C"), unit or parsed.kind, choose, pad, parsed.has_async_copy)
+    block = sch.get_block("C")
+    tensorize_matmul(sch, block, unit or parsed.kind, choose, pad, parsed.has_async_copy, fragment_loads)
     return sch
 
 
