@@ -118,3 +118,15 @@ def test_a_pipelined_cuda_candidate_computes_the_matmul():
     a, b, c = random_operands("float16", "float32", 128, 128, 128)
     tir.interpret(sch.mod["main"], a, b, c)
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-4, atol=1e-4)
+
+
+def test_the_rule_often_drafts_the_preferred_tiling_first():
+    # 1024^3 bfloat16 on mma.sync: 64x128x32 blocks of 2 x 2 warps (128 blocks, the fastest hand
+    # tiling at that size); the other candidates are uniform draws.
+    space = SpaceGenerator("cuda", max_attempts=1)
+    mod = workloads.matmul(1024, 1024, 1024, "bfloat16")
+    traces = [space.sample(mod, seed=seed).trace for seed in range(12)]
+    tiles = "sample_perfect_tile"
+    drafts = [[inst.decision for inst in trace.insts if inst.kind == tiles] for trace in traces]
+    preferred = [[16, 2, 2], [8, 2, 8], [32, 2]]
+    assert preferred in drafts and any(d != preferred for d in drafts)

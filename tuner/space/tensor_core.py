@@ -63,6 +63,12 @@ MAX_FRAGMENT_REGISTERS = 192
 # is favoured, narrower fetches stay for tiles with fewer elements than threads x 16 bytes.
 FETCH_BYTES = [4, 8, 16]
 FETCH_ODDS = [0.2, 0.3, 0.5]
+# Warp tiles (rows, columns, k step; elements) the rule drafts first with odds PREFERRED_ODDS, 2 x 2
+# warps a block: the fastest hand tilings on the H200 (docs/BENCHMARKS.md), largest first; a tiling
+# is taken if it launches MIN_BLOCKS blocks (about a block per SM of a large GPU).
+PREFERRED_TILES = [(64, 64, 32), (32, 64, 32), (32, 32, 32)]
+PREFERRED_ODDS = 0.5
+MIN_BLOCKS = 128
 # How a warp loads its fragments (tensorize_matmul's fragment_loads).
 FRAGMENT_LOADS = ("step", "k", "k-double")
 # Software pipeline depths of the k-step loop the rule draws from (1: no pipeline).
@@ -368,8 +374,13 @@ class _Limits:
 
 def _draft(sch: Schedule, extents: list[int], limits: _Limits) -> list[list[int]]:
     """Tilings ``[blocks, warps, fragments]`` of M and N and ``[steps, fragments]`` of K (in tiles)
-    that fit ``limits`` (the first of up to ``MAX_DRAFTS`` uniform draws)."""
+    that fit ``limits``: with odds ``PREFERRED_ODDS`` a preferred tiling (``_preferred``), else (or
+    when none fits) the first of up to ``MAX_DRAFTS`` uniform draws."""
     rng = random.Random(sch.fork_seed())
+    if rng.random() < PREFERRED_ODDS:
+        preferred = _preferred(extents, limits)
+        if preferred is not None:
+            return preferred
     for _ in range(MAX_DRAFTS):
         draft = [draw_perfect_tile(_Extent(e), lv, MAX_FRAGMENTS, rng) for e, lv in zip(extents, (3, 3, 2))]
         if limits.fits(draft):
@@ -378,6 +389,25 @@ def _draft(sch: Schedule, extents: list[int], limits: _Limits) -> list[list[int]
         f"no tensor-core tiling of {extents} tiles within {limits.max_warps} warps, "
         f"{limits.max_shared} bytes of shared memory and {MAX_FRAGMENT_REGISTERS} fragment registers a thread"
     )
+
+
+def _preferred(extents: list[int], limits: _Limits) -> list[list[int]] | None:
+    """The first of ``PREFERRED_TILES`` (2 x 2 warps; the H200's fastest hand tilings) that divides
+    the extents, fits the limits and launches at least ``MIN_BLOCKS`` blocks, else the last that
+    divides and fits, else None."""
+    tm, tn, tk = limits.tile
+    found = None
+    for rows, columns, depth in PREFERRED_TILES:
+        fm, fn, fk = rows // tm, columns // tn, depth // tk
+        m, n, k = extents
+        if min(fm, fn, fk) < 1 or m % (2 * fm) or n % (2 * fn) or k % fk:
+            continue
+        draft = [[m // (2 * fm), 2, fm], [n // (2 * fn), 2, fn], [k // fk, fk]]
+        if max(fm, fn, fk) <= MAX_FRAGMENTS and limits.fits(draft):
+            found = draft
+            if draft[0][0] * draft[1][0] >= MIN_BLOCKS:
+                return draft
+    return found
 
 
 class _Extent:
