@@ -44,12 +44,13 @@ from tuner.space.tensor_core import tensorized_matmul  # noqa: E402
 SHORT = {"float16": "fp16", "bfloat16": "bf16"}
 UNITS = {"wmma": ("cuda", "WMMA"), "mma": ("cuda-mma", "mma.sync")}
 # Configurations [UNIT:]FRAGS_M,FRAGS_N,FRAGS_K/WARPS_M,WARPS_N[/STAGES[/FRAGMENT_LOADS]]: the pipelined
-# ones tile blocks of 128x128 (64x64 a warp; over 48 KB of shared memory from 3 stages on: dynamic
-# shared memory), k steps of 32 or 64, fragments loaded per step or per k fragment, double-buffered
-# or not (tensorize_matmul's fragment_loads), and 64x128, 64x64 blocks (1024^3: enough blocks).
+# ones tile blocks of 128x128, 256x128 and 128x256 (64x64 a warp; over 48 KB of shared memory from 3
+# stages on: dynamic shared memory), k steps of 32 or 64, fragments loaded per step or per k fragment,
+# double-buffered or not (tensorize_matmul's fragment_loads), and 64x128, 64x64 blocks (1024^3:
+# enough blocks).
 PIPELINED_CONFIGS = (
     "mma:4,8,2/2,2/3;mma:4,8,2/2,2/3/k-double;mma:4,8,4/2,2/3/k;mma:4,8,4/2,2/3/k-double;"
-    "mma:4,8,2/2,2/4/k-double;mma:2,8,2/2,2/3;mma:2,8,2/2,2/3/k-double;wmma:4,4,2/2,2/3;"
+    "mma:4,8,2/2,2/4/k-double;mma:4,8,2/4,2/3;mma:4,8,2/2,4/3/k-double;mma:2,8,2/2,2/3;mma:2,8,2/2,2/3/k-double;wmma:4,4,2/2,2/3;"
     "wmma:4,4,2/2,2/3/k-double;wmma:4,4,4/2,2/3/k-double;wmma:2,4,2/2,2/3;wmma:2,4,2/2,2/3/k-double;"
     "wmma:2,2,2/2,2/4"
 )
