@@ -360,9 +360,9 @@ class _FeatureWalker:
 
     def _allocate(self, node: Allocate) -> None:
         if node.buffer.scope == "shared":
-            self.kernel.shared_bytes += (node.buffer.static_nbytes() or 0)
+            self.kernel.shared_bytes += node.buffer.static_nbytes() or 0
         elif storage_class(node.buffer.scope) == "local":
-            self.kernel.local_bytes += (node.buffer.static_nbytes() or 0)
+            self.kernel.local_bytes += node.buffer.static_nbytes() or 0
         self.stmt(node.body)
 
     def _if(self, node: IfThenElse) -> None:
