@@ -17,7 +17,7 @@ from tir import dtype as dtypes
 from tir.functor import substitute_buffers
 
 from .errors import ArgumentError, ScheduleError
-from .index_maps import BlockArgumentMethods
+from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -55,21 +55,11 @@ class _CastAccesses(Mutator):
 @primitive()
 def unsafe_set_dtype(state: ScheduleState, block: Block, buffer_index: int, dtype: str) -> None:
     # Step 1. a written buffer the function allocates, and a known dtype
-    if (
-        isinstance(buffer_index, bool)
-        or not isinstance(buffer_index, int)
-        or not 0 <= buffer_index < len(block.writes)
-    ):
-        raise SetDtypeBufferError(
-            f"block {block.name!r} writes {len(block.writes)} buffer(s); buffer_index {buffer_index!r} "
-            "does not index them",
-            block,
-        )
+    old = access_region(block, "write", buffer_index).buffer
     try:
         dtypes.check(dtype)
     except (ValueError, TypeError) as err:
         raise ArgumentError(f"unsafe_set_dtype: {err}", block) from None
-    old = block.writes[buffer_index].buffer
     if any(p is old for p in state.func.params):
         raise SetDtypeBufferError(
             f"can't change the dtype of buffer {old.name}: it is a parameter of the function, whose type "
