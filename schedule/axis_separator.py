@@ -20,7 +20,6 @@ from tir.functor import substitute_buffers
 from .errors import ArgumentError
 from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, primitive
-from .set_dtype import AllocSwap
 from .state import ScheduleState
 
 
@@ -42,7 +41,7 @@ def set_axis_separator(
     # Step 2. the same buffer with the separators, in every place the function names it
     new = replace(old, axis_separators=tuple(axis_separators))
     func = state.func
-    body = AllocSwap(old, new).visit(substitute_buffers(func.body, {old: new}))
+    body = substitute_buffers(func.body, {old: new})
     params = tuple(new if p is old else p for p in func.params)
     state.set_func(replace(func, params=params, body=body))
 

@@ -15,8 +15,6 @@ first reader, and a write-back goes after the writer, before its first reader
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from tir import (
     Block,
     Buffer,
@@ -231,10 +229,7 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_sco
         buffer.dtype,
         scope_name,
     )
-    body = substitute_buffers(owner.body, {buffer: new_buffer})
-    init = substitute_buffers(owner.init, {buffer: new_buffer}) if owner.init is not None else None
-    allocs = tuple(new_buffer if b is buffer else b for b in owner.alloc_buffers)
-    state.replace({owner: replace(owner, body=body, init=init, alloc_buffers=allocs)})
+    state.replace({owner: substitute_buffers(owner, {buffer: new_buffer})})
     return None
 
 

@@ -72,23 +72,7 @@ def unsafe_set_dtype(state: ScheduleState, block: Block, buffer_index: int, dtyp
     # Step 2. the buffer in the new type; stores convert to it, loads convert back
     new = replace(old, dtype=dtype)
     body = _CastAccesses(new, old.dtype).visit(substitute_buffers(state.func.body, {old: new}))
-    body = AllocSwap(old, new).visit(body)
     state.set_func(replace(state.func, body=body))
-
-
-class AllocSwap(Mutator):
-    """Puts ``new`` in place of ``old`` among the buffers a block allocates."""
-
-    def __init__(self, old: Buffer, new: Buffer):
-        self.old, self.new = old, new
-
-    def visit_Block(self, block: Block):
-        block = self.generic_visit(block)
-        if any(b is self.old for b in block.alloc_buffers):
-            return replace(
-                block, alloc_buffers=tuple(self.new if b is self.old else b for b in block.alloc_buffers)
-            )
-        return block
 
 
 # ---------------------------------------------------------------- public methods
