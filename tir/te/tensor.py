@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .. import dtype as _dt
 from .. import op
+from ..analysis.reducer import REDUCERS_BY_NAME, combine, identity_of
 from ..buffer import Buffer
 from ..expr import BufferLoad, PrimExpr, Range, Var, const
 from ..functor import post_order_visit
@@ -38,7 +39,7 @@ class Axis:
 class Reduction:
     """``te.sum(source, axis=k)``: the body of a reducing ComputeOp (its whole body, as in TVM)."""
 
-    combiner: str  # "sum", "max" or "min"
+    combiner: str  # "sum", "max" or "min": a name in tir/analysis/reducer.py's table
     source: PrimExpr
     axes: tuple[Axis, ...]
 
@@ -47,16 +48,11 @@ class Reduction:
         return self.source.dtype
 
     def identity(self) -> PrimExpr:
-        """The value the reduction starts from: 0, the lowest or the largest value of the dtype."""
-        if self.combiner == "sum":
-            return const(0, self.dtype)
-        return op.limit_value(self.dtype, largest=self.combiner == "min")
+        """The value the reduction starts from, as rfactor and cross-thread reductions take it."""
+        return identity_of(REDUCERS_BY_NAME[self.combiner], self.dtype)
 
     def combine(self, accumulated: PrimExpr) -> PrimExpr:
-        if self.combiner == "sum":
-            return op.add(accumulated, self.source)
-        combine = op.max_value if self.combiner == "max" else op.min_value
-        return combine(accumulated, self.source)
+        return combine(REDUCERS_BY_NAME[self.combiner], accumulated, self.source)
 
 
 class Tensor:
