@@ -22,12 +22,15 @@ TVM itself stops on such reads with an internal pattern-match error.
 
 from __future__ import annotations
 
+from functools import reduce
+
 from tir import Block, IntImm, PrimExpr, Range, Var, const, op
 from tir.arith import Analyzer
 from tir.arith.int_set import IntervalSet, eval_set, intersect, union
 from tir.buffer import BufferRegion
 from tir.expr import FloorDiv, FloorMod
 from tir.functor import collect_vars, substitute
+from tir.structural import structural_equal
 
 from .errors import ScheduleError
 
@@ -124,9 +127,32 @@ def _check_read_inside(region: BufferRegion, dim: int, produced: IntervalSet, bl
     )
 
 
+def _one_region_per_buffer(regions: tuple[BufferRegion, ...], analyzer: Analyzer) -> list[BufferRegion]:
+    """The reads of each buffer as one region (TVM unions them too): ``C[vj]`` and ``C[vj + 1]``
+    read separately are the window ``C[vj:vj + 2]``, which cutting must treat as one."""
+    grouped: dict = {}
+    for region in regions:
+        grouped.setdefault(region.buffer, []).append(region)
+    merged = []
+    for buffer, same in grouped.items():
+        ranges = []
+        for dim_ranges in zip(*(r.region for r in same)):
+            first = dim_ranges[0]
+            if all(structural_equal(r, first) for r in dim_ranges[1:]):
+                ranges.append(first)
+                continue
+            low = analyzer.simplify(reduce(op.min_value, [r.min for r in dim_ranges]))
+            high = analyzer.simplify(reduce(op.max_value, [r.min + r.extent for r in dim_ranges]))
+            ranges.append(Range(low, analyzer.simplify(high - low)))
+        merged.append(BufferRegion(buffer, tuple(ranges)))
+    return merged
+
+
 def iteration_domains(block, provided_regions, required, analyzer, reverse: bool) -> list[tuple]:
     """Per block iterator: ``(min, max, bounds)``, bounds being intervals it must stay in."""
     domains: dict[Var, _Domain] = {iv.var: _Domain() for iv in block.iter_vars}
+    if reverse:
+        provided_regions = _one_region_per_buffer(provided_regions, analyzer)
     for provided in provided_regions:
         needed = required.get(provided.buffer)
         if not needed:

@@ -28,6 +28,21 @@ def shifted_pair(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 15), "float3
 
 
 @T.prim_func
+def shifted_pair_read_apart(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 15), "float32")):
+    C = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 15):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(C[vi, vj], C[vi, vj + 1])
+            T.writes(D[vi, vj])
+            D[vi, vj] = C[vi, vj] + C[vi, vj + 1]
+
+
+@T.prim_func
 def transposed(A: T.Buffer((16, 8), "float32"), D: T.Buffer((8, 16), "float32")):
     C = T.alloc_buffer((16, 8))
     for i, j in T.grid(16, 8):
@@ -62,17 +77,19 @@ def _producer_loop(sch: Schedule, where: str):
     return outer
 
 
+@pytest.mark.parametrize("func", [shifted_pair, shifted_pair_read_apart])
 @pytest.mark.parametrize("where", ["i", "i_0"])
-def test_a_window_inside_what_each_iteration_produces_is_kept(where):
-    sch = Schedule(shifted_pair)
+def test_a_window_inside_what_each_iteration_produces_is_kept(where, func):
+    sch = Schedule(func)
     sch.reverse_compute_at(sch.get_block("D"), _producer_loop(sch, where))
-    assert_same_numbers(shifted_pair, sch.mod)
-    verify_trace_roundtrip(sch, shifted_pair)
+    assert_same_numbers(func, sch.mod)
+    verify_trace_roundtrip(sch, func)
 
 
+@pytest.mark.parametrize("func", [shifted_pair, shifted_pair_read_apart])
 @pytest.mark.parametrize("where", ["j", "j_0"])
-def test_a_window_across_the_iterations_is_refused(where):
-    sch = Schedule(shifted_pair)
+def test_a_window_across_the_iterations_is_refused(where, func):
+    sch = Schedule(func)
     loop = _producer_loop(sch, where)
     assert_fails_unchanged(
         sch, ReadOutsideIterationError, "dimension 1 of C", sch.reverse_compute_at, sch.get_block("D"), loop
