@@ -137,12 +137,13 @@ class LoopPartitionMethods:
         copy of the body; return the new loops.
 
         ``loop_partition`` in TVM (Halide's ``partition`` peels loop boundaries the same
-        way). Sizes are taken in order from 0; one may be None (what is left); without
-        None, a last loop takes what the sizes leave. Blocks in part ``k`` are renamed
+        way). Sizes are taken in order from 0; one may be None or -1 (what is left); without
+        it, a last loop takes what the sizes leave. Blocks in part ``k`` are renamed
         ``<block>_<loop><k>``, so earlier block handles under the loop become stale.
 
         Requirements: the loop is serial, starts at 0 and has a constant extent; sizes
-        are positive and add up to at most the extent.
+        are checked as split's factors (positive ints or sampled values, one None) and
+        add up to at most the extent.
 
         Example
         -------
