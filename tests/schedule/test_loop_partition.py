@@ -112,9 +112,11 @@ def test_loop_partition_takes_tvms_spellings_of_the_inferred_part(infer):
 def test_loop_partition_takes_a_sampled_factor():
     sch = Schedule(scale)
     i = sch.get_loops(sch.get_block("B"))[0]
-    head, _ = sch.sample_perfect_tile(i, n=2, max_innermost_factor=4)
-    parts = sch.loop_partition(i, [head, None])
-    assert sum(int(sch.get(loop).extent) for loop in parts) == 20
+    _, inner = sch.sample_perfect_tile(i, n=2, max_innermost_factor=4)  # 1, 2 or 4: room for None
+    head, tail = sch.loop_partition(i, [None, inner])
+    assert int(sch.get(tail).extent) == int(sch.get(inner)) and int(sch.get(head).extent) == 20 - int(
+        sch.get(inner)
+    )
     assert_same_numbers(scale, sch.mod["main"])
 
 
