@@ -156,12 +156,6 @@ def _shape_parameters(name: str, func: PrimFunc, target: Target) -> tuple[PrimFu
                 found.setdefault(extent, (index, dim))
     if not found:
         return func, ()
-    if target.is_gpu:
-        names = ", ".join(var.name for var in found)
-        raise BuildError(
-            f"function {name}: dynamic shapes ({names}) are built for the C target only so far; "
-            "build for 'c', or give the shapes sizes (the executor runs any shape)"
-        )
     specs = tuple(
         BufferSpec(var.name, var.dtype, (), written=False, scalar=True, shape_of=source)
         for var, source in found.items()

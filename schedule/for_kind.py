@@ -230,7 +230,6 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
     if loop.kind is not ForKind.THREAD_BINDING:  # a bound loop may be bound again, as in TVM
         check_serial(loop, "bind", "Bind a serial loop (split it first to bind a part)")
-    check_constant_extent(loop, "bind")
     # A reduction loop may be bound to threadIdx.x/y/z (a cross-thread reduction, lowered by
     # tir/transform/lower_cross_thread_reduction.py), never to blockIdx or vthread: as TVM.
     cross_thread = tag.startswith("threadIdx.")

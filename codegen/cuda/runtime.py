@@ -96,7 +96,7 @@ class CudaModule:
 
     def run(self, name: str, arrays: Sequence) -> None:
         """Launch function ``name``'s kernels in order on ``arrays`` (numpy or CuPy, in params order)."""
-        function = self._lookup(name)
+        function = self._lookup(name).for_call(arrays)
         with self._device_buffers(function, arrays) as buffers:
             for launch in function.launches:
                 self._launch(function, launch, buffers)
@@ -110,7 +110,7 @@ class CudaModule:
         """Mean seconds per call of ``name`` by CUDA events: one warm-up call, then ``repeat`` means."""
         if number < 1 or repeat < 1:
             raise ValueError(f"time() needs number and repeat >= 1; got number={number}, repeat={repeat}")
-        function = self._lookup(name)
+        function = self._lookup(name).for_call(arrays)
         start, end = self._cupy.cuda.Event(), self._cupy.cuda.Event()
         means = []
         with self._device_buffers(function, arrays) as buffers:
