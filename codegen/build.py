@@ -31,7 +31,7 @@ from .buffer_layouts import bind_buffer_layouts
 from .c_family import stored_buffers
 from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
-from .kernels import check_dtypes, split_device_kernels
+from .kernels import call_time_extent, check_dtypes, split_device_kernels
 from .module import Module
 from .pipeline import Dump, lower_for_target
 from .program import BufferSpec, CompiledFunction
@@ -121,9 +121,16 @@ def _build_function(
         printer = printer_class(target)
         sources.append(printer.kernel_source(kernel))
         needs |= printer.needs
-    spaces = tuple(BufferSpec(b.name, b.dtype, b.static_shape(), True) for b in workspaces)
+    spaces = tuple(_workspace_spec(buffer, func.params) for buffer in workspaces)
     launches = tuple(k.launch() for k in kernels)
     return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces, checks=checks)
+
+
+def _workspace_spec(buffer: Buffer, params: tuple) -> BufferSpec:
+    """A global scratch buffer the host allocates per call; a dynamic shape sizes it at call time."""
+    where = f"workspace {buffer.name} has the dimension"
+    shape = tuple(call_time_extent(dim, params, where) for dim in buffer.shape)
+    return BufferSpec(buffer.name, buffer.dtype, shape, True)
 
 
 def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:

@@ -18,12 +18,13 @@ runtime evaluates at call time.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from tir import dtype as _dt
 from tir.arith import Analyzer
 from tir.buffer import Buffer
-from tir.expr import BufferLoad, IntImm, Var
+from tir.expr import BufferLoad, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
 from tir.functor import collect_vars, post_order_visit
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
@@ -149,21 +150,28 @@ def _record_thread_loop(kernel: DeviceKernel, loop: For, order: dict) -> None:
 def _launch_extent(kernel: DeviceKernel, loop: For, order: dict) -> Extent:
     """The loop's extent as a launch size: a constant, or for blockIdx an expression of the
     function's integer scalars (a dynamic shape), evaluated by the runtime at each call."""
+    where = f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {loop.thread_tag} has extent"
     extent = Analyzer().simplify(loop.extent)
-    if isinstance(extent, IntImm):
-        return int(extent.value)
-    where = f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {loop.thread_tag} has extent {extent}"
-    if loop.thread_tag.startswith("threadIdx"):
+    if not isinstance(extent, IntImm) and loop.thread_tag.startswith("threadIdx"):
         raise BuildError(
-            f"{where}, which is not a constant; the threads of a {loop.thread_tag[:6]} group must be "
-            "known at build time. Split the loop by a constant and bind the inner part to threadIdx "
+            f"{where} {extent}, which is not a constant; the threads of a group must be known at "
+            "build time. Split the loop by a constant and bind the inner part to threadIdx "
             "(the outer part may go to blockIdx, whose extent is read at call time)"
         )
-    unknown = sorted(v.name for v in collect_vars(extent) if v not in order or not _dt.is_integer(v.dtype))
+    return call_time_extent(extent, order, where)
+
+
+def call_time_extent(expr: PrimExpr, scalars: Collection, where: str) -> Extent:
+    """``expr`` as a constant, or as a ``SymbolicExtent`` when it depends only on ``scalars`` (the
+    function's parameters); ``where`` starts the BuildError for anything else."""
+    extent = Analyzer().simplify(expr)
+    if isinstance(extent, IntImm):
+        return int(extent.value)
+    unknown = sorted(v.name for v in collect_vars(extent) if v not in scalars or not _dt.is_integer(v.dtype))
     if unknown:
         raise BuildError(
-            f"{where}, which depends on {', '.join(unknown)}; a launch size may depend only on the "
-            "function's integer scalars and the variables of its buffers' shapes"
+            f"{where} {extent}, which depends on {', '.join(unknown)}; a launch or workspace size may "
+            "depend only on the function's integer scalars and the variables of its buffers' shapes"
         )
     return SymbolicExtent(str(extent), extent)
 

@@ -81,7 +81,11 @@ class BufferSpec:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.numpy_dtype).itemsize
+        return int(np.prod(self.shape, dtype=np.int64)) * self.nbytes_per_element
+
+    @property
+    def nbytes_per_element(self) -> int:
+        return np.dtype(self.numpy_dtype).itemsize
 
     @property
     def numpy_dtype(self) -> str:
