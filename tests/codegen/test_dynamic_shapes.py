@@ -4,8 +4,7 @@ the arrays at call time.
 ``build`` makes each variable of a parameter's shape (``n`` in ``(n, 8)``) a trailing scalar
 parameter of the C function; ``Module`` passes the size of the first array that has it and
 refuses arrays that disagree. Scheduled and unscheduled programs must equal numpy for sizes the
-schedule's factors do and do not divide. The GPU targets: test_dynamic_shapes_gpu.py.
-(test_bad_input.py).
+schedule's factors do and do not divide. The GPU targets are tested in test_dynamic_shapes_gpu.py.
 """
 
 from __future__ import annotations
