@@ -1,9 +1,11 @@
 """Tensor expressions: the objects ``te.placeholder``, ``te.compute`` and ``te.reduce_axis`` make.
 
-A ``Tensor`` is a named, shaped, typed value: a placeholder (an input) or the result of a
-``ComputeOp``, whose body is a ``PrimExpr`` over the op's axis variables (one per output
+A ``Tensor`` is a named, shaped, typed value: a placeholder (an input) or one output of a
+``ComputeOp``, whose bodies are ``PrimExpr``s over the op's axis variables (one per output
 dimension) or a ``Reduction`` (``te.sum``/``max``/``min`` of an expression over reduction
-axes). Indexing a tensor (``A[i, k]``) gives a ``BufferLoad`` of the tensor's buffer, so
+axes, optionally only ``where`` a condition holds). A compute of several expressions (``lambda
+i: (A[i] + 1, A[i] * 2)``) has one output per expression, named ``<name>.v0``, ``<name>.v1``
+as in TVM. Indexing a tensor (``A[i, k]``) gives a ``BufferLoad`` of the tensor's buffer, so
 bodies are ordinary IR expressions; tir/te/create_prim_func.py turns the ops into blocks.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import dtype as _dt
 from .. import op
@@ -33,14 +35,35 @@ class Axis:
         kind = "reduce_axis" if self.reduce else "axis"
         return f"{kind}({self.var.name}, [{self.dom.min}, {self.dom.min + self.dom.extent}))"
 
+    def __tir_expr__(self) -> Var:
+        """In an expression an axis is its variable, as a TVM IterVar is (``where=k <= i``)."""
+        return self.var
+
+
+def _forward_to_var(operator: str) -> Callable:
+    def forwarded(self: Axis, *others):
+        return getattr(self.var, operator)(*others)
+
+    forwarded.__name__ = operator
+    return forwarded
+
+
+for _operator in (
+    *("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__neg__"),
+    *("__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__lt__", "__le__", "__gt__", "__ge__"),
+):
+    setattr(Axis, _operator, _forward_to_var(_operator))
+
 
 @dataclass(frozen=True, eq=False)
 class Reduction:
-    """``te.sum(source, axis=k)``: the body of a reducing ComputeOp (its whole body, as in TVM)."""
+    """``te.sum(source, axis=k, where=cond)``: the body of a reducing ComputeOp (its whole body, as
+    in TVM); the elements where ``condition`` is false do not take part."""
 
     combiner: str  # "sum", "max" or "min"
     source: PrimExpr
     axes: tuple[Axis, ...]
+    condition: PrimExpr | None = None
 
     @property
     def dtype(self) -> str:
@@ -53,18 +76,25 @@ class Reduction:
         return op.limit_value(self.dtype, largest=self.combiner == "min")
 
     def combine(self, accumulated: PrimExpr) -> PrimExpr:
+        """The update ``accumulated op source``; under ``where``, ``source`` is the identity where the
+        condition is false (``T.if_then_else``, so the source is not read there)."""
+        source = self.source
+        if self.condition is not None:
+            source = op.call("if_then_else", self.condition, source, self.identity())
         if self.combiner == "sum":
-            return op.add(accumulated, self.source)
+            return op.add(accumulated, source)
         combine = op.max_value if self.combiner == "max" else op.min_value
-        return combine(accumulated, self.source)
+        return combine(accumulated, source)
 
 
 class Tensor:
-    """A placeholder or a computed tensor; ``A[i, j]`` reads one element."""
+    """A placeholder or a computed tensor (output ``value_index`` of its op); ``A[i, j]`` reads one
+    element."""
 
-    def __init__(self, buffer: Buffer, op_: ComputeOp | None):
+    def __init__(self, buffer: Buffer, op_: ComputeOp | None, value_index: int = 0):
         self.buffer = buffer
         self.op = op_
+        self.value_index = value_index
 
     @property
     def name(self) -> str:
@@ -97,13 +127,20 @@ class Tensor:
 
 @dataclass(frozen=True, eq=False)
 class ComputeOp:
-    """What ``te.compute`` records: the output axes and the body over their variables."""
+    """What ``te.compute`` records: the output axes and one body per output over their variables.
+    ``outputs`` are its tensors, in body order (filled in by ``compute``)."""
 
     name: str
     axes: tuple[Axis, ...]
-    body: PrimExpr | Reduction
+    bodies: tuple[PrimExpr | Reduction, ...]
     attrs: dict
-    inputs: tuple[Tensor, ...]  # the tensors the body reads, in order of first read
+    inputs: tuple[Tensor, ...]  # the tensors the bodies read, in order of first read
+    outputs: list[Tensor] = field(default_factory=list)
+
+    @property
+    def body(self) -> PrimExpr | Reduction:
+        """The first output's body (the only one of most computes)."""
+        return self.bodies[0]
 
     @property
     def reduce_axes(self) -> tuple[Axis, ...]:
@@ -115,10 +152,12 @@ class ComputeOp:
 _TENSORS: weakref.WeakValueDictionary[Buffer, Tensor] = weakref.WeakValueDictionary()
 
 
-def _read_tensors(body: PrimExpr | Reduction) -> tuple[Tensor, ...]:
+def _read_tensors(bodies: Sequence[PrimExpr | Reduction]) -> tuple[Tensor, ...]:
     found: dict[Buffer, None] = {}
-    source = body.source if isinstance(body, Reduction) else body
-    post_order_visit(source, lambda n: found.setdefault(n.buffer) if isinstance(n, BufferLoad) else None)
+    for body in bodies:
+        parts = (body.source, body.condition) if isinstance(body, Reduction) else (body,)
+        for part in (part for part in parts if part is not None):
+            post_order_visit(part, lambda n: isinstance(n, BufferLoad) and found.setdefault(n.buffer))
     missing = [buffer.name for buffer in found if buffer not in _TENSORS]
     if missing:
         raise ValueError(f"te.compute reads {', '.join(missing)}, which is not a te tensor")
@@ -136,8 +175,8 @@ def _shape_of(shape) -> tuple[PrimExpr, ...]:
     return tuple(out)
 
 
-def _tensor(name: str, shape, dtype: str, op_: ComputeOp | None) -> Tensor:
-    tensor = Tensor(Buffer(name, _shape_of(shape), dtype), op_)
+def _tensor(name: str, shape, dtype: str, op_: ComputeOp | None, value_index: int = 0) -> Tensor:
+    tensor = Tensor(Buffer(name, _shape_of(shape), dtype), op_, value_index)
     _TENSORS[tensor.buffer] = tensor
     return tensor
 
@@ -165,11 +204,16 @@ def _reduction(combiner: str) -> Callable:
         if not axes or not all(isinstance(a, Axis) and a.reduce for a in axes):
             raise TypeError(f"te.{combiner} reduces over te.reduce_axis axes, got {axis!r}")
         if where is not None:
-            raise NotImplementedError(f"te.{combiner}(..., where=) is not supported yet; guard the source")
-        return Reduction(combiner, const(expr), axes)
+            where = const(where)
+            if not isinstance(where, PrimExpr) or where.dtype != "bool":
+                raise TypeError(f"te.{combiner}(..., where=) takes a bool expression, not {where!r}")
+        return Reduction(combiner, const(expr), axes, where)
 
     reduce.__name__ = combiner
-    reduce.__doc__ = f"``te.{combiner}(expr, axis=k)``: the {combiner} of expr over the reduction axes."
+    reduce.__doc__ = (
+        f"``te.{combiner}(expr, axis=k, where=None)``: the {combiner} of expr over the reduction axes "
+        "(only where the condition holds, if one is given)."
+    )
     return reduce
 
 
@@ -180,22 +224,39 @@ min = _reduction("min")  # noqa: A001 - TVM's name
 
 def compute(
     shape, fcompute: Callable, name: str = "compute", tag: str = "", attrs: dict | None = None
-) -> Tensor:
+) -> Tensor | tuple[Tensor, ...]:
     """``C = te.compute((n, m), lambda i, j: A[i, j] * 2, name="C")``: a tensor each of whose
     elements is ``fcompute`` of its indices; the axes are named after the lambda's parameters.
-    The body is an expression, or one ``te.sum``/``max``/``min`` at its top (as TVM requires)."""
+    The body is an expression, or one ``te.sum``/``max``/``min`` at its top (as TVM requires).
+    A tuple of expressions gives a tuple of tensors computed in one loop nest, as in TVM:
+    ``B0, B1 = te.compute((n,), lambda i: (A[i] + 1, A[i] * 2), name="B")`` (named ``B.v0``, ``B.v1``)."""
     dims = _shape_of(shape)
     names = _axis_names(fcompute, len(dims))
     axes = tuple(Axis(Var(n, d.dtype), Range(const(0, d.dtype), d)) for n, d in zip(names, dims))
-    body = fcompute(*[axis.var for axis in axes])
-    if isinstance(body, (list, tuple)):
-        raise NotImplementedError("te.compute with several outputs is not supported yet")
-    if not isinstance(body, Reduction):
-        body = const(body)
-        if not isinstance(body, PrimExpr):
-            raise TypeError(f"te.compute's function returned {body!r}, not an expression")
-    compute_op = ComputeOp(name, axes, body, dict(attrs or {}), _read_tensors(body))
-    return _tensor(name, dims, body.dtype, compute_op)
+    result = fcompute(*[axis.var for axis in axes])
+    several = isinstance(result, (list, tuple))
+    bodies = tuple(_body(body, name) for body in (result if several else (result,)))
+    if not bodies:
+        raise TypeError(f"te.compute {name}: the function returned no expression")
+    if len(bodies) > 1 and any(isinstance(body, Reduction) for body in bodies):
+        raise NotImplementedError(
+            f"te.compute {name}: several outputs that are reductions need te.comm_reducer (tuple "
+            "reducers such as argmax), which is not supported; compute each reduction in its own te.compute"
+        )
+    compute_op = ComputeOp(name, axes, bodies, dict(attrs or {}), _read_tensors(bodies))
+    for index, body in enumerate(bodies):
+        output_name = f"{name}.v{index}" if several else name
+        compute_op.outputs.append(_tensor(output_name, dims, body.dtype, compute_op, index))
+    return tuple(compute_op.outputs) if several else compute_op.outputs[0]
+
+
+def _body(body, name: str) -> PrimExpr | Reduction:
+    if isinstance(body, Reduction):
+        return body
+    expr = const(body)
+    if not isinstance(expr, PrimExpr):
+        raise TypeError(f"te.compute {name}: the function returned {body!r}, not an expression")
+    return expr
 
 
 def _axis_names(fcompute: Callable, ndim: int) -> list[str]:
