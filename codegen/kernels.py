@@ -151,14 +151,14 @@ def _launch_extent(kernel: DeviceKernel, loop: For, order: dict) -> Extent:
     """The loop's extent as a launch size: a constant, or for blockIdx an expression of the
     function's integer scalars (a dynamic shape), evaluated by the runtime at each call."""
     where = f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {loop.thread_tag} has extent"
-    extent = Analyzer().simplify(loop.extent)
-    if not isinstance(extent, IntImm) and loop.thread_tag.startswith("threadIdx"):
+    extent = call_time_extent(loop.extent, order, where)
+    if isinstance(extent, SymbolicExtent) and loop.thread_tag.startswith("threadIdx"):
         raise BuildError(
             f"{where} {extent}, which is not a constant; the threads of a group must be known at "
             "build time. Split the loop by a constant and bind the inner part to threadIdx "
             "(the outer part may go to blockIdx, whose extent is read at call time)"
         )
-    return call_time_extent(extent, order, where)
+    return extent
 
 
 def call_time_extent(expr: PrimExpr, scalars: Collection, where: str) -> Extent:

@@ -1,6 +1,6 @@
 """Dynamic-shape programs and GPU schedules shared by the Metal-simulator, nvcc and ``-m gpu`` tests.
 
-``rows_matmul`` multiplies an (n, 64) matrix by a constant (64, 32) one: its schedule splits the
+``rows_matmul_program()`` multiplies an (n, 64) matrix by a constant (64, 32) one: its schedule splits the
 row loop by 8 (blockIdx.x gets ``(n + 7) // 8`` and the tail is the split's predicate), binds the
 rows of a tile to threadIdx.y and the columns to threadIdx.x, and stages a constant 8 x 32 tile
 of A in shared memory per step of k. ``rows_softmax`` normalizes n rows of 64 in three kernels
@@ -11,23 +11,32 @@ from __future__ import annotations
 
 import numpy as np
 
+import tir
 from schedule import Schedule
 from tir import T
 from tir.function import PrimFunc
 
 
+def rows_matmul_program(rows: int | None = None) -> PrimFunc:
+    """C (rows, 32) = A (rows, 64) @ B (64, 32); ``rows=None`` makes the row count the variable n."""
+    n = "n" if rows is None else str(rows)
+    declare = "n = T.int32()" if rows is None else ""
+    return tir.parse(
+        f"""
 @T.prim_func
-def rows_matmul(a: T.handle, b: T.handle, c: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n, 64), "float32")
+def main(a: T.handle, b: T.handle, c: T.handle):
+    {declare}
+    A = T.match_buffer(a, ({n}, 64), "float32")
     B = T.match_buffer(b, (64, 32), "float32")
-    C = T.match_buffer(c, (n, 32), "float32")
-    for i, j, k in T.grid(n, 32, 64):
+    C = T.match_buffer(c, ({n}, 32), "float32")
+    for i, j, k in T.grid({n}, 32, 64):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+    )
 
 
 @T.prim_func
@@ -55,9 +64,9 @@ def rows_softmax(a: T.handle, b: T.handle):
             B[vi, vj] = T.exp(A[vi, vj] - A_max[vi]) / A_sum[vi]
 
 
-def rows_matmul_shared() -> PrimFunc:
-    """rows_matmul tiled 8 rows x 32 columns per threadgroup with A's tile in shared memory."""
-    sch = Schedule(rows_matmul)
+def rows_matmul_shared(rows: int | None = None) -> PrimFunc:
+    """rows_matmul_program(rows) tiled 8 rows x 32 columns per threadgroup with A's tile in shared memory."""
+    sch = Schedule(rows_matmul_program(rows))
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
     i_0, i_1 = sch.split(i, [None, 8])
