@@ -182,11 +182,91 @@ def test_an_output_left_out_of_the_arguments_is_a_root_allocation():
     np.testing.assert_allclose(c, a * 3 - (a - 0.5), rtol=1e-6)
 
 
-def test_several_reductions_in_one_compute_are_refused_with_the_reason():
+def test_separate_reductions_in_one_compute_are_refused_with_the_reason():
     A = te.placeholder((4, 4), name="A")
     k = te.reduce_axis((0, 4), name="k")
-    with pytest.raises(NotImplementedError, match="need te.comm_reducer"):
+    with pytest.raises(TypeError, match="must be the outputs of one reducer call"):
         te.compute((4,), lambda i: (te.sum(A[i, k], axis=k), te.max(A[i, k], axis=k)), name="B")
+    with pytest.raises(TypeError, match="must be the outputs of one reducer call"):
+        te.compute((4,), lambda i: (te.sum(A[i, k], axis=k), A[i, 0]), name="C")
+
+
+def argmax_reducer() -> te.CommReducer:
+    def combine(x, y):
+        keep = x[1] >= y[1]
+        return tir.op.select(keep, x[0], y[0]), tir.op.select(keep, x[1], y[1])
+
+    def identity(index_dtype, value_dtype):
+        return te.const(-1, index_dtype), tir.op.limit_value(value_dtype, largest=False)
+
+    return te.comm_reducer(combine, identity, name="argmax")
+
+
+@T.prim_func
+def argmax_expected(i_: T.handle, v_: T.handle, o0: T.handle, o1: T.handle):
+    T.func_attr({"tir.noalias": True})
+    m = T.int32()
+    n = T.int32()
+    idx = T.match_buffer(i_, (m, n), "int32")
+    val = T.match_buffer(v_, (m, n), "float32")
+    argmax_v0 = T.match_buffer(o0, (m,), "int32")
+    argmax_v1 = T.match_buffer(o1, (m,), "float32")
+    for i, k in T.grid(m, n):
+        with T.block("argmax"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            T.reads(val[v_i, v_k], idx[v_i, v_k])
+            T.writes(argmax_v0[v_i], argmax_v1[v_i])
+            with T.init():
+                argmax_v0[v_i] = -1
+                argmax_v1[v_i] = T.min_value("float32")
+            v_argmax_v0: T.int32 = T.Select(argmax_v1[v_i] >= val[v_i, v_k], argmax_v0[v_i], idx[v_i, v_k])
+            v_argmax_v1: T.float32 = T.Select(argmax_v1[v_i] >= val[v_i, v_k], argmax_v1[v_i], val[v_i, v_k])
+            argmax_v0[v_i] = v_argmax_v0
+            argmax_v1[v_i] = v_argmax_v1
+
+
+def test_a_reducer_of_two_values_is_one_block_updating_both_outputs():
+    m, n = te.var("m"), te.var("n")
+    idx = te.placeholder((m, n), "int32", name="idx")
+    val = te.placeholder((m, n), "float32", name="val")
+    k = te.reduce_axis((0, n), name="k")
+    max_idx, max_val = te.compute(
+        (m,), lambda i: argmax_reducer()((idx[i, k], val[i, k]), axis=k), name="argmax"
+    )
+    assert (max_idx.name, max_val.name, max_idx.dtype) == ("argmax.v0", "argmax.v1", "int32")
+    func = te.create_prim_func([idx, val, max_idx, max_val])
+    tir.assert_structural_equal(func, argmax_expected)
+    values = random_floats(5, 7)
+    indices = np.tile(np.arange(7, dtype="int32") * 10, (5, 1))
+    got_idx, got_val = np.zeros(5, "int32"), np.zeros(5, "float32")
+    tir.interpret(func, indices, values, got_idx, got_val)
+    np.testing.assert_array_equal(got_val, values.max(axis=1))
+    np.testing.assert_array_equal(got_idx, values.argmax(axis=1) * 10)
+
+
+def test_a_reducer_of_two_values_honours_where():
+    val = te.placeholder((4, 6), "float32", name="val")
+    idx = te.placeholder((4, 6), "int32", name="idx")
+    k = te.reduce_axis((0, 6), name="k")
+    outputs = te.compute(
+        (4,), lambda i: argmax_reducer()((idx[i, k], val[i, k]), axis=k, where=k >= 2), name="best"
+    )
+    func = te.create_prim_func([val, idx, *outputs])
+    values, indices = random_floats(4, 6), np.tile(np.arange(6, dtype="int32"), (4, 1))
+    got_idx, got_val = np.zeros(4, "int32"), np.zeros(4, "float32")
+    tir.interpret(func, values, indices, got_idx, got_val)
+    np.testing.assert_array_equal(got_idx, values[:, 2:].argmax(axis=1) + 2)
+
+
+def test_a_comm_reducer_of_one_value():
+    A = te.placeholder((3, 5), name="A")
+    k = te.reduce_axis((0, 5), name="k")
+    product = te.comm_reducer(lambda x, y: x * y, lambda dtype: te.const(1.0, dtype), name="product")
+    P = te.compute((3,), lambda i: product(A[i, k], axis=k), name="P")
+    func = te.create_prim_func([A, P])
+    a, p = random_floats(3, 5) + 0.5, np.zeros(3, "float32")
+    tir.interpret(func, a, p)
+    np.testing.assert_allclose(p, a.prod(axis=1), rtol=1e-5)
 
 
 @T.prim_func

@@ -23,7 +23,7 @@ from ..analysis.block_access import infer_access_regions
 from ..expr import BufferLoad, IntImm, IterKind, IterVar, Var
 from ..function import PrimFunc
 from ..functor import substitute
-from ..stmt import Block, BlockRealize, BufferStore, For, ForKind, Stmt, seq
+from ..stmt import Block, BlockRealize, BufferStore, For, ForKind, LetStmt, Stmt, seq
 from .tensor import ComputeOp, Reduction, Tensor
 
 
@@ -105,34 +105,60 @@ class _BlockNames:
 def _loop_nest(op: ComputeOp, names: _BlockNames) -> Stmt:
     axes = (*op.axes, *op.reduce_axes)
     loop_vars = [Var(axis.var.name, axis.var.dtype) for axis in axes]
-    blocks = [_block(op, output, axes, loop_vars, names) for output in op.outputs]
-    stmt: Stmt = seq(*blocks)
+    if isinstance(op.body, Reduction):  # one block updates every output of the reducer
+        stmt: Stmt = _block(op, op.outputs, axes, loop_vars, names)
+    else:
+        stmt = seq(*[_block(op, [output], axes, loop_vars, names) for output in op.outputs])
     for var, axis in zip(reversed(loop_vars), reversed(axes)):
         stmt = For(var, axis.dom.min, axis.dom.extent, ForKind.SERIAL, stmt)
     return stmt
 
 
 def _block(
-    op: ComputeOp, output: Tensor, axes: tuple, loop_vars: list[Var], names: _BlockNames
+    op: ComputeOp, outputs: list[Tensor], axes: tuple, loop_vars: list[Var], names: _BlockNames
 ) -> BlockRealize:
-    """The block computing one output of ``op`` at the loop variables ``loop_vars``."""
+    """The block computing ``outputs`` of ``op`` at the loop variables ``loop_vars``."""
     block_vars = [Var(f"v_{axis.var.name}", axis.var.dtype) for axis in axes]
     to_block = {axis.var: var for axis, var in zip(axes, block_vars)}
     indices = tuple(block_vars[: len(op.axes)])
-    expression = op.bodies[output.value_index]
-    if isinstance(expression, Reduction):
-        target = BufferLoad(output.buffer, indices)
-        init = BufferStore(output.buffer, substitute(expression.identity(), to_block), indices)
-        update = substitute(expression.combine(target), to_block)
-        body, init_stmt = BufferStore(output.buffer, update, indices), init
+    if isinstance(op.body, Reduction):
+        body, init = _reduction_body(op.body, outputs, indices, to_block)
+        name = names.fresh(op.name)
     else:
-        body, init_stmt = BufferStore(output.buffer, substitute(expression, to_block), indices), None
+        (output,) = outputs
+        body, init = (
+            BufferStore(output.buffer, substitute(op.bodies[output.value_index], to_block), indices),
+            None,
+        )
+        name = names.fresh(output.name)
     iter_vars = tuple(
         IterVar(var, axis.dom, IterKind.REDUCE if axis.reduce else IterKind.SPATIAL)
         for var, axis in zip(block_vars, axes)
     )
-    name = names.fresh(output.name)
-    block = Block(name, iter_vars, (), (), body, init=init_stmt, annotations=dict(op.attrs))
+    block = Block(name, iter_vars, (), (), body, init=init, annotations=dict(op.attrs))
     reads, writes = infer_access_regions(block)
-    block = Block(name, iter_vars, reads, writes, body, init=init_stmt, annotations=dict(op.attrs))
+    block = Block(name, iter_vars, reads, writes, body, init=init, annotations=dict(op.attrs))
     return BlockRealize(tuple(loop_vars), IntImm(1, "bool"), block)
+
+
+def _reduction_body(
+    reduction: Reduction, outputs: list[Tensor], indices: tuple, to_block: dict
+) -> tuple[Stmt, Stmt]:
+    """The update and the init of a reduction block. One output: ``C = C op x``. Several (argmax):
+    each new value is bound to a ``v_<output>`` variable first and stored after, as TVM does, so
+    every update reads the outputs' old values."""
+    init = seq(
+        *[
+            BufferStore(output.buffer, substitute(identity, to_block), indices)
+            for output, identity in zip(outputs, reduction.identities())
+        ]
+    )
+    current = [BufferLoad(output.buffer, indices) for output in outputs]
+    updates = [substitute(update, to_block) for update in reduction.updates(current)]
+    if len(outputs) == 1:
+        return BufferStore(outputs[0].buffer, updates[0], indices), init
+    temps = [Var(f"v_{output.name}", output.dtype) for output in outputs]
+    body: Stmt = seq(*[BufferStore(o.buffer, temp, indices) for o, temp in zip(outputs, temps)])
+    for temp, update in reversed(list(zip(temps, updates))):
+        body = LetStmt(temp, update, body)
+    return body, init

@@ -1,11 +1,12 @@
-"""Tensor expressions: the objects ``te.placeholder``, ``te.compute`` and ``te.reduce_axis`` make.
+"""Tensor expressions: the objects ``te.placeholder`` and ``te.compute`` make.
 
 A ``Tensor`` is a named, shaped, typed value: a placeholder (an input) or one output of a
 ``ComputeOp``, whose bodies are ``PrimExpr``s over the op's axis variables (one per output
-dimension) or a ``Reduction`` (``te.sum``/``max``/``min`` of an expression over reduction
-axes, optionally only ``where`` a condition holds). A compute of several expressions (``lambda
-i: (A[i] + 1, A[i] * 2)``) has one output per expression, named ``<name>.v0``, ``<name>.v1``
-as in TVM. Indexing a tensor (``A[i, k]``) gives a ``BufferLoad`` of the tensor's buffer, so
+dimension) or ``Reduction``s (tir/te/reduction.py: ``te.sum``/``max``/``min`` or a
+``te.comm_reducer`` of an expression over reduction axes, optionally only ``where`` a
+condition holds). A compute of several expressions (``lambda i: (A[i] + 1, A[i] * 2)``) or of
+a reducer of several values (argmax) has one output per value, named ``<name>.v0``,
+``<name>.v1`` as in TVM. Indexing a tensor (``A[i, k]``) gives a ``BufferLoad`` of the tensor's buffer, so
 bodies are ordinary IR expressions; tir/te/create_prim_func.py turns the ops into blocks.
 """
 
@@ -17,74 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .. import dtype as _dt
-from .. import op
 from ..buffer import Buffer
 from ..expr import BufferLoad, PrimExpr, Range, Var, const
 from ..functor import post_order_visit
-
-
-@dataclass(frozen=True, eq=False)
-class Axis:
-    """An iteration axis: a variable and its range, spatial (from te.compute) or reduction."""
-
-    var: Var
-    dom: Range
-    reduce: bool = False
-
-    def __repr__(self) -> str:
-        kind = "reduce_axis" if self.reduce else "axis"
-        return f"{kind}({self.var.name}, [{self.dom.min}, {self.dom.min + self.dom.extent}))"
-
-    def __tir_expr__(self) -> Var:
-        """In an expression an axis is its variable, as a TVM IterVar is (``where=k <= i``)."""
-        return self.var
-
-
-def _forward_to_var(operator: str) -> Callable:
-    def forwarded(self: Axis, *others):
-        return getattr(self.var, operator)(*others)
-
-    forwarded.__name__ = operator
-    return forwarded
-
-
-for _operator in (
-    *("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__neg__"),
-    *("__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__lt__", "__le__", "__gt__", "__ge__"),
-):
-    setattr(Axis, _operator, _forward_to_var(_operator))
-
-
-@dataclass(frozen=True, eq=False)
-class Reduction:
-    """``te.sum(source, axis=k, where=cond)``: the body of a reducing ComputeOp (its whole body, as
-    in TVM); the elements where ``condition`` is false do not take part."""
-
-    combiner: str  # "sum", "max" or "min"
-    source: PrimExpr
-    axes: tuple[Axis, ...]
-    condition: PrimExpr | None = None
-
-    @property
-    def dtype(self) -> str:
-        return self.source.dtype
-
-    def identity(self) -> PrimExpr:
-        """The value the reduction starts from: 0, the lowest or the largest value of the dtype."""
-        if self.combiner == "sum":
-            return const(0, self.dtype)
-        return op.limit_value(self.dtype, largest=self.combiner == "min")
-
-    def combine(self, accumulated: PrimExpr) -> PrimExpr:
-        """The update ``accumulated op source``; under ``where``, ``source`` is the identity where the
-        condition is false (``T.if_then_else``, so the source is not read there)."""
-        source = self.source
-        if self.condition is not None:
-            source = op.call("if_then_else", self.condition, source, self.identity())
-        if self.combiner == "sum":
-            return op.add(accumulated, source)
-        combine = op.max_value if self.combiner == "max" else op.min_value
-        return combine(accumulated, source)
+from .axis import Axis
+from .reduction import Reduction
 
 
 class Tensor:
@@ -155,7 +93,7 @@ _TENSORS: weakref.WeakValueDictionary[Buffer, Tensor] = weakref.WeakValueDiction
 def _read_tensors(bodies: Sequence[PrimExpr | Reduction]) -> tuple[Tensor, ...]:
     found: dict[Buffer, None] = {}
     for body in bodies:
-        parts = (body.source, body.condition) if isinstance(body, Reduction) else (body,)
+        parts = (*body.sources, body.condition) if isinstance(body, Reduction) else (body,)
         for part in (part for part in parts if part is not None):
             post_order_visit(part, lambda n: isinstance(n, BufferLoad) and found.setdefault(n.buffer))
     missing = [buffer.name for buffer in found if buffer not in _TENSORS]
@@ -186,42 +124,6 @@ def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Ten
     return _tensor(name, shape, dtype, None)
 
 
-def reduce_axis(dom, name: str = "rv") -> Axis:
-    """A reduction axis over ``range(extent)`` or ``(min, max)``: ``k = te.reduce_axis((0, n), name="k")``."""
-    if isinstance(dom, (tuple, list)):
-        lo, hi = dom
-    else:
-        lo, hi = 0, dom
-    lo, hi = const(lo), const(hi)
-    dtype = "int64" if "int64" in (lo.dtype, hi.dtype) else "int32"
-    lo, hi = op.cast(dtype, lo), op.cast(dtype, hi)
-    return Axis(Var(name, dtype), Range(lo, op.sub(hi, lo)), reduce=True)
-
-
-def _reduction(combiner: str) -> Callable:
-    def reduce(expr: PrimExpr, axis: Axis | Sequence[Axis], where: PrimExpr | None = None) -> Reduction:
-        axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
-        if not axes or not all(isinstance(a, Axis) and a.reduce for a in axes):
-            raise TypeError(f"te.{combiner} reduces over te.reduce_axis axes, got {axis!r}")
-        if where is not None:
-            where = const(where)
-            if not isinstance(where, PrimExpr) or where.dtype != "bool":
-                raise TypeError(f"te.{combiner}(..., where=) takes a bool expression, not {where!r}")
-        return Reduction(combiner, const(expr), axes, where)
-
-    reduce.__name__ = combiner
-    reduce.__doc__ = (
-        f"``te.{combiner}(expr, axis=k, where=None)``: the {combiner} of expr over the reduction axes "
-        "(only where the condition holds, if one is given)."
-    )
-    return reduce
-
-
-sum = _reduction("sum")  # noqa: A001 - TVM's name
-max = _reduction("max")  # noqa: A001 - TVM's name
-min = _reduction("min")  # noqa: A001 - TVM's name
-
-
 def compute(
     shape, fcompute: Callable, name: str = "compute", tag: str = "", attrs: dict | None = None
 ) -> Tensor | tuple[Tensor, ...]:
@@ -235,19 +137,34 @@ def compute(
     axes = tuple(Axis(Var(n, d.dtype), Range(const(0, d.dtype), d)) for n, d in zip(names, dims))
     result = fcompute(*[axis.var for axis in axes])
     several = isinstance(result, (list, tuple))
+    if several and len(result) == 1:
+        result, several = result[0], False
     bodies = tuple(_body(body, name) for body in (result if several else (result,)))
     if not bodies:
         raise TypeError(f"te.compute {name}: the function returned no expression")
-    if len(bodies) > 1 and any(isinstance(body, Reduction) for body in bodies):
-        raise NotImplementedError(
-            f"te.compute {name}: several outputs that are reductions need te.comm_reducer (tuple "
-            "reducers such as argmax), which is not supported; compute each reduction in its own te.compute"
-        )
+    _check_reductions(bodies, name)
     compute_op = ComputeOp(name, axes, bodies, dict(attrs or {}), _read_tensors(bodies))
     for index, body in enumerate(bodies):
         output_name = f"{name}.v{index}" if several else name
         compute_op.outputs.append(_tensor(output_name, dims, body.dtype, compute_op, index))
     return tuple(compute_op.outputs) if several else compute_op.outputs[0]
+
+
+def _check_reductions(bodies: tuple[PrimExpr | Reduction, ...], name: str) -> None:
+    """A reduction is the whole body, as in TVM: one reducer call, or the outputs of one call of a
+    reducer of several values (``argmax((idx[i, k], val[i, k]), axis=k)``)."""
+    reductions = [body for body in bodies if isinstance(body, Reduction)]
+    if not reductions or len(bodies) == 1:
+        return
+    first = reductions[0]
+    if len(reductions) != len(bodies) or not all(r.same_call(first) for r in reductions):
+        raise TypeError(
+            f"te.compute {name}: several outputs that reduce must be the outputs of one reducer call "
+            "(a te.comm_reducer of several values, such as argmax), not separate reductions or a mix "
+            "with plain expressions; compute each in its own te.compute"
+        )
+    if [r.value_index for r in reductions] != list(range(len(reductions))):
+        raise TypeError(f"te.compute {name}: return the reducer's outputs in their order, all of them")
 
 
 def _body(body, name: str) -> PrimExpr | Reduction:
