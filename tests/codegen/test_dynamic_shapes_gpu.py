@@ -26,6 +26,7 @@ from tests.codegen.dynamic_schedules import (
     rows_softmax_split,
     softmax_arrays,
 )
+from tests.schedule.test_symbolic_extents import scale_then_shift
 from tir import T
 
 
@@ -80,17 +81,6 @@ def test_checked_build_still_checks_every_access():
 
 
 @T.prim_func
-def shift_by_one(a: T.handle, b: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    B = T.match_buffer(b, (n,), "float32")
-    for i in range(n):
-        with T.block("B"):
-            vi = T.axis.spatial(n, i)
-            B[vi] = A[vi] + T.float32(1)
-
-
-@T.prim_func
 def shift_left(a: T.handle, b: T.handle):
     n = T.int32()
     A = T.match_buffer(a, (n,), "float32")
@@ -112,19 +102,19 @@ def test_an_out_of_bounds_read_at_a_dynamic_size_is_caught_by_a_checked_build():
 
 
 @pytest.mark.parametrize("target", ["cuda", "metal"])
-def test_an_unscheduled_dynamic_loop_gets_the_default_binding(target):
-    source, (function,) = generate_source(shift_by_one, target)
-    assert "blockIdx_x * 256 + threadIdx_x < n" in source
-    assert str(function.launches[0].grid[0]) == "(n + 255) // 256"
+def test_unscheduled_dynamic_loops_get_the_default_binding(target):
+    source, (function,) = generate_source(scale_then_shift, target)
+    assert "blockIdx_x * 256 + threadIdx_x < n * 8" in source
+    assert {str(launch.grid[0]) for launch in function.launches} == {"(n * 8 + 255) // 256"}
 
 
 def test_the_default_binding_runs_any_size_on_the_simulator():
-    module = build(shift_by_one, "metal", device="sim")
-    for n in (1, 256, 700):
-        a = np.random.default_rng(n).random(n, "float32")
-        b = np.full(n, np.nan, "float32")
-        module["shift_by_one"](a, b)
-        np.testing.assert_array_equal(b, a + 1)
+    module = build(scale_then_shift, "metal", device="sim")
+    for n in (1, 32, 77):
+        a = np.random.default_rng(n).random((n, 8), "float32")
+        c = np.full((n, 8), np.nan, "float32")
+        module["scale_then_shift"](a, c)
+        np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
 
 
 def test_a_dynamic_thread_extent_is_a_build_error():
