@@ -145,3 +145,25 @@ def test_export_describes_the_grid_as_an_expression_of_n(tmp_path):
     assert "MTLSize(width: (Int(main_n) + 7) / 8, height: 1, depth: 1)" in swift
     assert "length: max(Int(main_n) * 64 * 4, 4)" in swift
     assert len(paths) == 3
+
+
+@T.prim_func
+def add_one_of_length(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@pytest.mark.parametrize("target, device", [("c", None), ("metal", "sim")])
+def test_a_size_passed_as_a_scalar_must_match_the_arrays(target, device):
+    module = build(add_one_of_length, target, device=device)
+    a, b = np.random.default_rng(5).random(300, "float32"), np.zeros(300, "float32")
+    module["add_one_of_length"](a, b, 300)
+    np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+    with pytest.raises(
+        ValueError, match=r"argument 2 \(n\) is a dimension of the arrays, which have n = 300"
+    ):
+        module["add_one_of_length"](a, b, 100000)
