@@ -294,7 +294,9 @@ class ForKindMethods:
         ``bind`` in TVM; ``gpu_blocks``/``gpu_threads`` in Halide; a grid axis in Triton.
 
         Requirements: the loop is serial or already bound (binding it again replaces
-        the axis, as in TVM) and has a constant extent; the blocks under it have affine
+        the axis, as in TVM); its extent may be symbolic (a dynamic shape: the GPU
+        builds read a blockIdx extent at each call and need threadIdx extents to be
+        constants); the blocks under it have affine
         bindings and compact data flow, and none uses it for an opaque iterator, nor for
         a reduction iterator unless the axis is threadIdx.x/y/z: a reduction loop bound
         to threads is a cross-thread reduction (TVM's rule), which the GPU targets lower
