@@ -33,6 +33,7 @@ CUPY_MISSING = (
     "without a GPU, use codegen.cuda.nvcc.compile_with_nvcc."
 )
 NVRTC_OPTIONS = ("-std=c++17",)
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # gridDim.x, .y, .z of every GPU since compute capability 3.0
 
 
 def nvrtc_options(source: str) -> tuple[str, ...]:
@@ -168,6 +169,12 @@ class CudaModule:
             original[...] = device if isinstance(original, cupy.ndarray) else device.get()
 
     def _launch(self, function: CompiledFunction, launch: KernelLaunch, buffers: dict) -> None:
+        if any(extent > limit for extent, limit in zip(launch.grid, GRID_LIMITS)):
+            raise LaunchError(
+                f"kernel {launch.name!r} of {function.name!r} needs a grid of {launch.grid} thread blocks, "
+                f"over CUDA's limits {GRID_LIMITS} (a dynamic size this large); bind the loop that grows "
+                "with the size to blockIdx.x, or split it further"
+            )
         args = tuple(buffers[name] for name in launch.buffers)
         try:
             self._kernels[launch.name](launch.grid, launch.block, args)

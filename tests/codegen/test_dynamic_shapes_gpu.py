@@ -169,3 +169,15 @@ def test_a_size_passed_as_a_scalar_must_match_the_arrays(target, device):
         ValueError, match=r"argument 2 \(n\) is a dimension of the arrays, which have n = 300"
     ):
         module["add_one_of_length"](a, b, 100000)
+
+
+def test_the_cuda_runtime_refuses_a_grid_past_cudas_limits():
+    # No GPU is needed: the limit is checked before anything reaches the driver.
+    from codegen.cuda.runtime import CudaModule
+    from codegen.errors import LaunchError
+    from codegen.program import CompiledFunction, KernelLaunch
+
+    runtime = object.__new__(CudaModule)
+    function = CompiledFunction("main", (), 0)
+    with pytest.raises(LaunchError, match=r"grid of \(1, 70000, 1\) thread blocks, over CUDA's limits"):
+        runtime._launch(function, KernelLaunch("main_kernel0", (1, 70000, 1), (32, 1, 1), ()), {})
