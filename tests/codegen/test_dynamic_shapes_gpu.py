@@ -17,7 +17,9 @@ import pytest
 from codegen import build
 from codegen.build import generate_source
 from codegen.cuda import nvcc
-from codegen.errors import BoundsCheckError, BuildError
+from codegen.cuda.runtime import CudaModule
+from codegen.errors import BoundsCheckError, BuildError, LaunchError
+from codegen.program import CompiledFunction, KernelLaunch
 from schedule import Schedule
 from tests.codegen import metal_standin
 from tests.codegen.dynamic_schedules import (
@@ -173,10 +175,6 @@ def test_a_size_passed_as_a_scalar_must_match_the_arrays(target, device):
 
 def test_the_cuda_runtime_refuses_a_grid_past_cudas_limits():
     # No GPU is needed: the limit is checked before anything reaches the driver.
-    from codegen.cuda.runtime import CudaModule
-    from codegen.errors import LaunchError
-    from codegen.program import CompiledFunction, KernelLaunch
-
     runtime = object.__new__(CudaModule)
     function = CompiledFunction("main", (), 0)
     with pytest.raises(LaunchError, match=r"grid of \(1, 70000, 1\) thread blocks, over CUDA's limits"):
