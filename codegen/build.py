@@ -96,9 +96,9 @@ def _build_function(
     check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
     try:
-        flops = flop_count(func)
+        flops, counted = flop_count(func), None
     except FlopCountError:
-        flops = 0  # a dynamic shape: the count depends on the call (flop_count(func, shape_vars=...))
+        flops, counted = 0, func  # a dynamic shape: counted per call (CompiledFunction.flops_for_call)
     try:
         verify_well_formed(func)
         lowered = lower_for_target(func, target, dump, check_bounds)
@@ -112,7 +112,8 @@ def _build_function(
         needs |= printer.needs
         checks = check_sites(lowered.attrs, [(f"tir_{name}", lowered.body)])
         params += (state_spec(checks),) if checks else ()
-        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}", checks=checks)
+        spec = CompiledFunction(name, params, flops, entry=f"tir_{name}", checks=checks, counted=counted)
+        return [source], spec
     kernels, workspaces = split_device_kernels(lowered, target, name)
     checks = check_sites(lowered.attrs, [(k.name, k.body) for k in kernels])
     params += (state_spec(checks),) if checks else ()
@@ -123,7 +124,10 @@ def _build_function(
         needs |= printer.needs
     spaces = tuple(_workspace_spec(buffer, func.params) for buffer in workspaces)
     launches = tuple(k.launch() for k in kernels)
-    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces, checks=checks)
+    spec = CompiledFunction(
+        name, params, flops, launches=launches, workspaces=spaces, checks=checks, counted=counted
+    )
+    return sources, spec
 
 
 def _workspace_spec(buffer: Buffer, params: tuple) -> BufferSpec:

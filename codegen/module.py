@@ -156,7 +156,8 @@ class Module:
         check_arguments(spec, arrays)
         grow_to_ms = min_repeat_seconds * 1e3 if number is None else 0
         timing = self.time_evaluator(name, number or 1, repeat, grow_to_ms)(*arrays)
-        return BenchmarkResult(name, timing.median, spec.flops, timing, self.device_name, str(self.target))
+        flops = spec.flops_for_call(spec.with_shapes(arrays))
+        return BenchmarkResult(name, timing.median, flops, timing, self.device_name, str(self.target))
 
     def adopt(self, arrays: Sequence) -> tuple:
         """The arguments with every DLPack object (``__dlpack__``: CuPy, PyTorch, JAX) viewed in place

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tir.analysis.flops import FlopCountError, flop_count
 from tir.arith import ConstIntBound, const_int_bound
 from tir.expr import PrimExpr
+from tir.function import PrimFunc
 from tir.functor import collect_vars
 
 
@@ -125,6 +127,8 @@ class CompiledFunction:
     parameters' data pointers in order; ``launches`` is empty. Checked builds
     (``checks``, codegen/checks.py) have one more parameter, last: the check
     state the module passes for the user; ``arguments`` are the ones users pass.
+    A dynamic shape's FLOPs depend on the call: ``flops`` is 0 and ``counted`` is
+    the function ``flops_for_call`` counts them in.
     """
 
     name: str
@@ -135,6 +139,7 @@ class CompiledFunction:
     entry: str | None = None
     attrs: dict = field(default_factory=dict)
     checks: tuple = ()
+    counted: PrimFunc | None = field(default=None, repr=False, compare=False)
 
     @property
     def arguments(self) -> tuple[BufferSpec, ...]:
@@ -162,11 +167,7 @@ class CompiledFunction:
         included): every shape and grid extent a number, and launches over an empty grid dropped."""
         if not self.is_dynamic:
             return self
-        scalars = {
-            spec.name: int(value)
-            for spec, value in zip(self.params, arguments)
-            if spec.scalar and np.dtype(spec.numpy_dtype).kind in "iu"
-        }
+        scalars = self._integer_scalars(arguments)
 
         def concrete(spec: BufferSpec) -> BufferSpec:
             return replace(spec, shape=tuple(evaluate(d, scalars) for d in spec.shape))
@@ -182,6 +183,22 @@ class CompiledFunction:
             workspaces=tuple(concrete(spec) for spec in self.workspaces),
             launches=tuple(launches),
         )
+
+    def flops_for_call(self, arguments: Sequence) -> int:
+        """FLOPs of one call on ``arguments`` (in ``params`` order, the shape variables included)."""
+        if self.counted is None:
+            return self.flops
+        try:
+            return flop_count(self.counted, shape_vars=self._integer_scalars(arguments))
+        except FlopCountError:  # an extent that is not a function of the sizes
+            return 0
+
+    def _integer_scalars(self, arguments: Sequence) -> dict[str, int]:
+        return {
+            spec.name: int(value)
+            for spec, value in zip(self.params, arguments)
+            if spec.scalar and np.dtype(spec.numpy_dtype).kind in "iu"
+        }
 
     def as_json(self) -> dict:
         """What a host program needs to call this function: parameters in argument order (dtype, shape,
