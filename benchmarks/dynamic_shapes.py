@@ -24,25 +24,29 @@ from tests.codegen.dynamic_schedules import matmul_arrays, rows_matmul_shared  #
 SIZES = (1000, 4096, 65536, 1000003)
 
 
-def median_seconds(module, arrays) -> float:
+def measure(module, arrays):
     module["main"](*arrays)
-    return module.benchmark("main", *arrays, repeat=5).seconds
+    return module.benchmark("main", *arrays, repeat=5)
 
 
 def main(target: str) -> None:
     dynamic = build(rows_matmul_shared(), target)
     print(f"target {target}, device {dynamic.device_name}")
-    print(f"{'n':>9} {'dynamic ms':>11} {'static ms':>10} {'ratio':>6}")
+    print(f"{'n':>9} {'dynamic ms':>11} {'static ms':>10} {'ratio':>6} {'dynamic GFLOPS':>15}")
     for n in SIZES if target == "cuda" else SIZES[:2]:
         a, b, c, expected = matmul_arrays(n)
         static = build(rows_matmul_shared(n), target)
-        seconds = []
+        results = []
         for module in (dynamic, static):
             c[...] = np.nan
             module["main"](a, b, c)
             np.testing.assert_allclose(c, expected, rtol=1e-4, atol=1e-4)
-            seconds.append(median_seconds(module, (a, b, c)))
-        print(f"{n:>9} {seconds[0] * 1e3:>11.4f} {seconds[1] * 1e3:>10.4f} {seconds[0] / seconds[1]:>6.2f}")
+            results.append(measure(module, (a, b, c)))
+        ours, theirs = results
+        print(
+            f"{n:>9} {ours.seconds * 1e3:>11.4f} {theirs.seconds * 1e3:>10.4f} "
+            f"{ours.seconds / theirs.seconds:>6.2f} {ours.gflops:>15.1f}"
+        )
 
 
 if __name__ == "__main__":
