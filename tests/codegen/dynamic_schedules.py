@@ -4,7 +4,8 @@
 row loop by 8 (blockIdx.x gets ``(n + 7) // 8`` and the tail is the split's predicate), binds the
 rows of a tile to threadIdx.y and the columns to threadIdx.x, and stages a constant 8 x 32 tile
 of A in shared memory per step of k. ``rows_softmax`` normalizes n rows of 64 in three kernels
-whose row maxima and sums are global workspaces of n floats, allocated per call.
+whose row maxima and sums are global workspaces of n floats, allocated per call, or in one kernel
+of n thread blocks that reduce each row across their threads.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 import tir
 from schedule import Schedule
+from tests.codegen.cross_thread_schedules import rows_with_reductions
 from tir import T
 from tir.function import PrimFunc
 
@@ -93,6 +95,13 @@ def rows_softmax_split() -> PrimFunc:
         sch.bind(outer, "blockIdx.x")
         sch.bind(inner, "threadIdx.x")
     return sch.mod["main"]
+
+
+def rows_softmax_cross_thread() -> PrimFunc:
+    """rows_softmax with each row one thread block (n blocks) and its max and sum reduced by 32
+    threads into shared memory (a cross-thread reduction), as tests/codegen/cross_thread_schedules.py
+    schedules the static softmax."""
+    return rows_with_reductions(rows_softmax, "B", ("A_sum", "A_max"), 32).mod["main"]
 
 
 def matmul_arrays(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ from tests.codegen import metal_standin
 from tests.codegen.dynamic_schedules import (
     matmul_arrays,
     rows_matmul_shared,
+    rows_softmax_cross_thread,
     rows_softmax_split,
     softmax_arrays,
 )
@@ -46,6 +47,17 @@ def test_one_build_runs_the_tiled_matmul_at_several_sizes_on_the_simulator():
         np.testing.assert_allclose(c, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_a_row_per_thread_block_with_cross_thread_reductions():
+    module = build(rows_softmax_cross_thread(), "metal", device="sim")
+    (launch,) = module.functions["main"].launches
+    assert (str(launch.grid[0]), launch.block) == ("n", (32, 1, 1))
+    assert "simd_max" in module.get_source()
+    for n in (3, 0, 50):
+        a, b, expected = softmax_arrays(n)
+        module["main"](a, b)
+        np.testing.assert_allclose(b, expected, rtol=1e-5, atol=1e-7)
+
+
 def test_workspaces_are_sized_per_call_and_an_empty_grid_launches_nothing():
     module = build(rows_softmax_split(), "metal", device="sim")
     function = module.functions["main"]
@@ -58,7 +70,9 @@ def test_workspaces_are_sized_per_call_and_an_empty_grid_launches_nothing():
 
 
 @pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")
-@pytest.mark.parametrize("schedule", [rows_matmul_shared, rows_softmax_split], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "schedule", [rows_matmul_shared, rows_softmax_split, rows_softmax_cross_thread], ids=lambda f: f.__name__
+)
 @pytest.mark.parametrize("check_bounds", [False, True], ids=["plain", "checked"])
 def test_cuda_sources_compile_with_nvcc(schedule, check_bounds):
     source, _ = generate_source(schedule(), "cuda", check_bounds=check_bounds)

@@ -14,6 +14,7 @@ from codegen import RuntimeUnavailableError, build
 from tests.codegen.dynamic_schedules import (
     matmul_arrays,
     rows_matmul_shared,
+    rows_softmax_cross_thread,
     rows_softmax_split,
     softmax_arrays,
 )
@@ -43,6 +44,14 @@ def test_tiled_matmul_at_several_sizes_with_one_build(matmul_module):
 def test_softmax_rows_with_call_sized_workspaces(matmul_module):
     module = build(rows_softmax_split(), "cuda", check_bounds=True)
     for n in (3, 77, 2049):
+        a, b, expected = softmax_arrays(n)
+        module["main"](a, b)
+        np.testing.assert_allclose(b, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_rows_one_thread_block_each_with_cross_thread_reductions(matmul_module):
+    module = build(rows_softmax_cross_thread(), "cuda")
+    for n in (1, 77, 5000, 0):
         a, b, expected = softmax_arrays(n)
         module["main"](a, b)
         np.testing.assert_allclose(b, expected, rtol=1e-5, atol=1e-7)
