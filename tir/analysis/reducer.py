@@ -33,10 +33,6 @@ def match_reducer(update: BufferStore) -> tuple[type | None, PrimExpr | None]:
     return None, None
 
 
-# The reducers by name (te.sum, te.max, ...), the other way round.
-REDUCERS_BY_NAME: dict[str, type] = {name: kind for kind, name in REDUCER_NAMES.items()}
-
-
 def identity_of(kind: type, dtype: str) -> PrimExpr:
     """The value ``e`` with ``combine(e, x) == x`` for every finite ``x`` of ``dtype``: TVM's
     identities, the lowest finite value for max and the highest for min."""
@@ -49,7 +45,7 @@ def identity_of(kind: type, dtype: str) -> PrimExpr:
 
 def combine(kind: type, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     """``a op b`` for the reducer ``kind``."""
-    return kind(a, b) if kind in (Max, Min) else (a + b if kind is Add else a * b)
+    return {Add: op.add, Mul: op.mul, Max: op.max_value, Min: op.min_value}[kind](a, b)
 
 
 def _is_self_load(expr: PrimExpr, update: BufferStore) -> bool:
