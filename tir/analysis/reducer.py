@@ -7,7 +7,7 @@ as TVM takes it: 0, 1, and for max and min the dtype's lowest and highest finite
 (``T.min_value``/``T.max_value``, so a float max starts at -3.4e38, not -inf). rfactor
 (schedule/reduction.py), the cross-thread reduction lowering
 (tir/transform/lower_cross_thread_reduction.py) and ``te.sum``/``te.max``/``te.min``
-(tir/te/tensor.py) all stand on this one table.
+(tir/te/reduction.py) all stand on this one table.
 """
 
 from __future__ import annotations
