@@ -332,14 +332,7 @@ def test_a_kernel_over_48_kb_takes_dynamic_shared_memory():
 @pytest.mark.parametrize("dtypes", [("float16", "float32"), ("float32", "float32")], ids=["half", "float"])
 def test_fragments_loaded_per_k_fragment_on_the_metal_simulator(dtypes, loads):
     # k-double nests a 2-stage pipeline of the fragment loads in the 3-stage pipeline of the copies.
-    sizes = {
-        "frags": (2, 2, 2),
-        "warps": (2, 1),
-        "vector": 4,
-        "stages": 3,
-        "pad": True,
-        "fragment_loads": loads,
-    }
+    sizes = {**PIPELINED, "warps": (2, 1), "vector": 4, "fragment_loads": loads}
     sch = tensorized_matmul(matmul_for(*dtypes, 64, 32, 96), "metal", **sizes)
     a, b, c = random_operands(*dtypes, 64, 32, 96)
     build(sch.mod, "metal", device="sim")["main"](a, b, c)
@@ -348,14 +341,7 @@ def test_fragments_loaded_per_k_fragment_on_the_metal_simulator(dtypes, loads):
 
 @pytest.mark.parametrize("unit", ["cuda", "cuda-mma"])
 def test_double_buffered_fragments_on_cuda(unit):
-    sizes = {
-        "frags": (2, 2, 2),
-        "warps": (2, 2),
-        "vector": 8,
-        "stages": 3,
-        "pad": True,
-        "fragment_loads": "k-double",
-    }
+    sizes = {**PIPELINED, "fragment_loads": "k-double"}
     sch = tensorized_matmul(mixed_matmul(128, 64, 128), "cuda", unit=unit, **sizes)
     source, _ = generate_source(sch.mod, "cuda")
     # The k-step pipeline's unrolled epilogue allocates the fragments again, each in its own scope.
