@@ -121,19 +121,20 @@ def tensorize_matmul(
     names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
     if names is None:
         raise ScheduleError(f"no {unit} tensor intrinsics for the dtypes of block {node.name}")
-    (i, i2), (j, j2), (k, k2) = (
-        sch.split(lp, [None, t]) for lp, t in zip(sch.get_loops(block), (tm, tn, tk))
-    )
+    *batch, i, j, k = sch.get_loops(block)  # batch: a batch matmul's leading loop, on blockIdx.z
+    (i, i2), (j, j2), (k, k2) = (sch.split(lp, [None, t]) for lp, t in zip((i, j, k), (tm, tn, tk)))
     tiles_m, tiles_n, frags_k, vector = choose([i, j, k])
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
     k0, k1 = sch.split(k, [None, frags_k])
-    sch.reorder(i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+    sch.reorder(*batch, i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+    for loop in batch:
+        sch.bind(loop, "blockIdx.z")
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(sch.fuse(iw, jw), "threadIdx.y")
     c_frag = sch.cache_write(block, 0, scope_c)
-    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2])
+    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2 + len(batch)])
     for index, scope, load, tile in (
         (0, scope_a, names["load_a"], (tm, tk)),
         (1, scope_b, names["load_b"], (tk, tn)),
@@ -142,7 +143,7 @@ def tensorize_matmul(
         sch.compute_at(fragment, k0)  # one warp's tiles: fragments are never shared between warps
         shared = sch.cache_read(fragment, 0, "shared")
         sch.compute_at(shared, k0)  # the whole thread block's tile
-        fused = fuse_loops(sch, sch.get_loops(shared)[4:])
+        fused = fuse_loops(sch, sch.get_loops(shared)[4 + len(batch) :])
         _, warp_m, warp_n, lane, lanes = sch.split(fused, [None, tiles_m[1], tiles_n[1], 32, vector])
         sch.bind(sch.fuse(warp_m, warp_n), "threadIdx.y")
         sch.bind(lane, "threadIdx.x")
