@@ -191,7 +191,12 @@ def test_gemm_form_candidates_replay_from_json_and_mutate(case):
     [
         ("metal", "matmul", (4, 64, 64), "M extent 4 of block 'C' is smaller than the 8-wide tile"),
         ("cuda", "batch_matmul", (4, 64, 8, 64), "N extent 8 of block 'C' is smaller than the 16-wide tile"),
-        ("cuda", "depthwise_conv2d", (1, 8, 8, 16, 3, 3, 1, 1), "has no N iterator"),
+        (
+            "cuda",
+            "depthwise_conv2d",
+            (1, 8, 8, 16, 3, 3, 1, 1),
+            "has no N iterator (spatial, indexing B and C only)",
+        ),
     ],
     ids=["matmul-M-below-the-tile", "batch_matmul-N-below-the-tile", "depthwise_conv2d"],
 )

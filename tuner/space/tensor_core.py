@@ -8,9 +8,11 @@ float32). float32 matmuls keep the scalar multi-level tiling, with its software
 pipelines, until Metal's float simdgroup path is measured against it on a Mac (the
 hand schedule and the float32 intrinsics are there for that).
 Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 with WMMA;
-mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8);
-otherwise, and for any shape the intrinsics do not match, the block gets the scalar
-multi-level tiling (generator.py hands it over when tensorize fails).
+mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8); a leading
+batch loop goes on blockIdx.z. tensor_core_gemm_form.py chooses the blocks and
+brings them to this form first (batch matmuls, convolutions as im2col GEMMs, other
+extents padded to the tile); for any shape the intrinsics do not match, the block
+gets the scalar multi-level tiling (generator.py hands it over when tensorize fails).
 
 The loops are split into ``[blocks, warps, fragments, tile]`` (M and N) and
 ``[steps, fragments, tile]`` (K); the block tiles go on blockIdx, the warps on
@@ -30,7 +32,7 @@ from collections.abc import Callable
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
-from tir import Block, IntImm, IRModule, IterKind
+from tir import IntImm, IRModule
 
 from .multi_level_tiling import FETCH_VECTOR_LANES
 from .structure import fuse_loops, try_vectorize
@@ -83,29 +85,6 @@ def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] 
             "store": "mma_store_16x8_f32_global",
         }
     return None
-
-
-def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
-    """Whether ``block`` is a 2-D matmul (loops S, S, R) of tile multiples with intrinsics for its
-    dtypes on ``target`` (tensorize still checks the computation itself)."""
-    if target.kind not in UNITS or len(block.reads) < 2 or len(block.writes) != 1:
-        return False
-    tiles = UNITS[target.kind][0]
-    iters = sch.loop_iters(block)
-    kinds = [iv.kind for iv in iters] if iters is not None else []
-    if kinds != [IterKind.SPATIAL, IterKind.SPATIAL, IterKind.REDUCE]:
-        return False
-    if any(iv.dom.extent.value % tile for iv, tile in zip(iters, tiles)):
-        return False
-    in_dtypes = {r.buffer.dtype for r in block.reads if r.buffer is not block.writes[0].buffer}
-    if len(in_dtypes) != 1:
-        return False
-    in_dtype = in_dtypes.pop()
-    if (
-        in_dtype == "float32"
-    ):  # float32 keeps the scalar tiling (and its software pipelines): see the docstring
-        return False
-    return intrinsic_names(target.kind, in_dtype, block.writes[0].buffer.dtype) is not None
 
 
 def tensorize_matmul(

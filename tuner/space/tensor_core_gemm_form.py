@@ -36,7 +36,7 @@ from math import prod
 
 from codegen.target import Target
 from schedule import BlockRV, Schedule, ScheduleError
-from tir import Block, IndexMap, IterKind, PrimExpr, Var, const
+from tir import Block, IndexMap, IntImm, IterKind, PrimExpr, Var, const
 from tir.functor import collect_vars
 
 from .tensor_core import UNITS, intrinsic_names, tensor_core_gpu
@@ -45,6 +45,11 @@ ROLES = ("batch", "m", "n", "k")
 # (indexes A, indexes B, indexes C) -> role, for spatial and for reduction iterators
 _SPATIAL_ROLES = {(True, True, True): "batch", (True, False, True): "m", (False, True, True): "n"}
 _REDUCE_ROLES = {(True, True, False): "k"}
+_ROLE_TEXT = {
+    "m": "M iterator (spatial, indexing A and C only)",
+    "n": "N iterator (spatial, indexing B and C only)",
+    "k": "K iterator (a reduction indexing A and B)",
+}
 
 
 def gemm_roles(block: Block) -> dict[Var, str] | str:
@@ -54,6 +59,8 @@ def gemm_roles(block: Block) -> dict[Var, str] | str:
     inputs = list(dict.fromkeys(r.buffer for r in block.reads if r.buffer is not out))
     if out is None or len(inputs) != 2:
         return f"block {block.name!r} does not read two inputs into one output as a matrix multiply does"
+    if any(not isinstance(iv.dom.extent, IntImm) for iv in block.iter_vars):
+        return f"block {block.name!r} has an iterator of non-constant extent: its tiles can't be fixed"
     used = [_region_vars(block, buffer) for buffer in (*inputs, out)]
     roles: dict[Var, str] = {}
     for iv in block.iter_vars:
@@ -69,9 +76,9 @@ def gemm_roles(block: Block) -> dict[Var, str] | str:
                 "not a batch, M, N or K iterator of a matrix multiply"
             )
         roles[iv.var] = role
-    missing = [r.upper() for r in ROLES[1:] if r not in roles.values()]
+    missing = [_ROLE_TEXT[r] for r in ROLES[1:] if r not in roles.values()]
     if missing:
-        return f"block {block.name!r} has no {' or '.join(missing)} iterator, so it is no matrix multiply"
+        return f"block {block.name!r} has no {' and no '.join(missing)}, so it is not a matrix multiply"
     return roles
 
 
@@ -229,5 +236,5 @@ def _producers(sch: Schedule, node: Block) -> list[Block]:
     ]
 
 
-def _extent(expr) -> int:
-    return expr.value if hasattr(expr, "value") else -1
+def _extent(expr: IntImm) -> int:
+    return expr.value
