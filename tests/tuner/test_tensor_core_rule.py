@@ -108,8 +108,10 @@ CUDA_ONLY_CASES = {
     "conv2d_nhwc-bfloat16": ("conv2d_nhwc", (1, 6, 6, 16, 16, 3, 3, 1, 1), "bfloat16"),
     "batch_matmul-bfloat16": ("batch_matmul", (2, 20, 32, 24), "bfloat16"),
 }
-# Metal's half accumulator rounds every partial sum: a tolerance for K products of halves
-TOLERANCE_BY_DTYPE = {"float16": 4e-3, "bfloat16": 1e-4}
+# Max error relative to the largest output. A half accumulator rounds every partial sum: summed one
+# product at a time in float16, K = 576 (the default conv2d's) loses up to 7e-3 on random inputs.
+# bfloat16 workloads accumulate in float32.
+TOLERANCE_BY_DTYPE = {"float16": 1e-2, "bfloat16": 1e-4}
 
 
 def workload_arrays(name: str, shape, dtype: str, seed: int):
@@ -124,7 +126,7 @@ def workload_arrays(name: str, shape, dtype: str, seed: int):
     return mod, arrays, workloads.reference_for(name, shape, dtype)(arrays[:-1])[0]
 
 
-def _relative_error(actual, expected) -> float:
+def relative_error(actual, expected) -> float:
     return float(np.abs(actual.astype("float64") - expected).max() / max(1.0, np.abs(expected).max()))
 
 
@@ -139,7 +141,7 @@ def test_metal_gemm_form_candidates_compute_the_workload_on_simdgroup_matrices(c
     source, _ = generate_source(sch.mod, "metal")
     assert "simdgroup_multiply_accumulate(" in source
     build(sch.mod, "metal", device="sim")["main"](*arrays)
-    assert _relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
+    assert relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
 
 
 @pytest.mark.parametrize("case", sorted(GEMM_CASES) + sorted(CUDA_ONLY_CASES))
@@ -153,7 +155,7 @@ def test_cuda_gemm_form_candidates_use_wmma_and_compute_the_workload(case):
     if nvcc.nvcc_available():
         assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
     tir.interpret(sch.mod["main"], *arrays)
-    assert _relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
+    assert relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
 
 
 def test_a_batch_matmul_puts_its_batch_on_blockidx_z():
@@ -209,4 +211,4 @@ def test_a_shape_the_matrix_unit_cannot_take_falls_back_to_the_scalar_space_with
     assert _tensorized(sch) == 0
     assert reason in " ".join(space.reasons.values())
     tir.interpret(sch.mod["main"], *arrays)
-    assert _relative_error(arrays[-1], expected) < 4e-3
+    assert relative_error(arrays[-1], expected) < 4e-3
