@@ -13,6 +13,7 @@ multi-level tiling stays, and the space says why.
 
 from __future__ import annotations
 
+import doctest
 import json
 import random
 
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 import tir
+import tuner.space.tensor_core_gemm_form
 from codegen import build
 from codegen.build import generate_source
 from codegen.cuda import nvcc
@@ -142,6 +144,7 @@ def test_metal_gemm_form_candidates_compute_the_workload_on_simdgroup_matrices(c
     assert "simdgroup_multiply_accumulate(" in source
     build(sch.mod, "metal", device="sim")["main"](*arrays)
     assert relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
+    assert np.isfinite(extract_features(sch.mod, "metal")).all()
 
 
 @pytest.mark.parametrize("case", sorted(GEMM_CASES) + sorted(CUDA_ONLY_CASES))
@@ -212,3 +215,7 @@ def test_a_shape_the_matrix_unit_cannot_take_falls_back_to_the_scalar_space_with
     assert reason in " ".join(space.reasons.values())
     tir.interpret(sch.mod["main"], *arrays)
     assert relative_error(arrays[-1], expected) < 4e-3
+
+
+def test_gemm_form_docstring_example():
+    assert doctest.testmod(tuner.space.tensor_core_gemm_form).failed == 0

@@ -114,7 +114,21 @@ def matrix_unit_misfit(sch: Schedule, block: Block, target: Target) -> str | Non
 def to_gemm_form(sch: Schedule, name: str, target: Target) -> None:
     """Rewrite block ``name`` (which ``matrix_unit_misfit`` accepts) as ``C[b?, m, n] += A[b?, m, k] *
     B[b?, k, n]`` padded to the tile (see the module docstring); ``read_stages`` names the input
-    copies it makes."""
+    copies it makes.
+
+    A 3x3 convolution over a padded 6x6x16 input into 16 channels becomes a GEMM of M = 36 output
+    pixels (padded to 48), N = 16 channels and K = 3 * 3 * 16:
+
+    >>> from tuner import workloads
+    >>> sch = Schedule(workloads.conv2d_nhwc(1, 6, 6, 16, 16, 3, 3, 1, 1, "float16"))
+    >>> to_gemm_form(sch, "Y", Target.parse("cuda"))
+    >>> print(sch.get(sch.get_block("Y")).body)
+    Y_reindex_pad[v0, vco] = Y_reindex_pad[v0, vco] + X_pad_reindex_pad[v0, v2] * W_reindex[v2, vco]
+    >>> [iv.dom.extent.value for iv in sch.get(sch.get_block("Y")).iter_vars]
+    [48, 16, 144]
+    >>> sch.block_names()
+    ['X_pad', 'X_pad_reindex', 'W_reindex', 'X_pad_reindex_pad', 'Y', 'Y_reindex_pad', 'Y_reindex']
+    """
     block = sch.get_block(name)
     node = sch.get(block)
     roles = gemm_roles(node)
