@@ -4,11 +4,11 @@
 convolution: two or more inputs, one of them the same for several output elements)
 gets the tensor-core rule on a GPU whose matrix unit takes it
 (tensor_core_gemm_form.py says when) and multi-level tiling otherwise, any other
-reduction (a row sum, a softmax maximum) the simple reduction rule, and a block of spatial iterators only the
-elementwise rule. The rules need to know which loop drives which kind of iterator,
-which ``Schedule.loop_iters`` answers from the IR without touching the schedule's
-trace. The shared steps (fuse a list of loops, vectorize where legal, sample an unroll depth)
-are written once here.
+reduction (a row sum, a softmax maximum) the simple reduction rule, and a block of
+spatial iterators only the elementwise rule. The rules need to know which loop
+drives which kind of iterator, which ``Schedule.loop_iters`` answers from the IR
+without touching the schedule's trace. The shared steps (fuse a list of loops,
+vectorize where legal, sample an unroll depth) are written once here.
 """
 
 from __future__ import annotations
