@@ -219,3 +219,31 @@ def test_a_shape_the_matrix_unit_cannot_take_falls_back_to_the_scalar_space_with
 
 def test_gemm_form_docstring_example():
     assert doctest.testmod(tuner.space.tensor_core_gemm_form).failed == 0
+
+
+def test_a_gemm_shaped_block_that_is_no_multiply_accumulate_falls_back_with_the_tensorize_error():
+    mod = tir.IRModule(
+        {
+            "main": tir.parse("""
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
+         C: T.Buffer((32, 32), "float16")):
+    for i, j, k in T.grid(32, 32, 32):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float16(0)
+            C[vi, vj] = C[vi, vj] + T.max(A[vi, vk], B[vk, vj])
+""")
+        }
+    )
+    space = SpaceGenerator("metal")
+    sch = space.sample(mod, seed=0)
+    assert _tensorized(sch) == 0
+    assert "where the intrinsic computes A[vi, vk] * B[vk, vj]" in space.reasons["C"]
+    rng = np.random.default_rng(0)
+    a, b = ((rng.random((32, 32)) - 0.5).astype("float16") for _ in range(2))
+    c = np.zeros((32, 32), "float16")
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    expected = np.maximum(a[:, None, :].astype("float64"), b.T[None, :, :]).sum(-1)
+    np.testing.assert_allclose(c, expected, rtol=1e-2, atol=1e-1)
