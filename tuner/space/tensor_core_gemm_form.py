@@ -39,6 +39,7 @@ from schedule import BlockRV, Schedule, ScheduleError
 from tir import Block, IndexMap, IntImm, IterKind, PrimExpr, Var, const
 from tir.functor import collect_vars
 
+from .structure import is_spatial
 from .tensor_core import UNITS, intrinsic_names, tensor_core_gpu
 
 ROLES = ("batch", "m", "n", "k")
@@ -153,6 +154,22 @@ def tensor_core_gemm_gpu(sch: Schedule, name: str, target: Target) -> None:
         sch.compute_inline(sch.get_block(stage))
 
 
+def read_stages(sch: Schedule, name: str) -> list[str]:
+    """The spatial blocks that feed block ``name`` through intermediate buffers (the copies
+    ``to_gemm_form`` makes, and what they read from), nearest first; records nothing."""
+    params = set(sch.func.buffer_params)
+    found: list[str] = []
+    frontier = [sch.find_block(name)]
+    while frontier:
+        node = frontier.pop(0)
+        for producer in _producers(sch, node):
+            writes_param = any(w.buffer in params for w in producer.writes)
+            if is_spatial(producer) and not writes_param and producer.name not in found:
+                found.append(producer.name)
+                frontier.append(producer)
+    return found
+
+
 # ---------------------------------------------------------------- the rewrite
 
 
@@ -217,6 +234,7 @@ def _access_vars(block: Block, buffer) -> list[Var] | None:
 
 
 def _region_vars(block: Block, buffer) -> set[Var]:
+    """The variables in ``block``'s regions of ``buffer``."""
     found: set[Var] = set()
     for region in (*block.reads, *block.writes):
         if region.buffer is buffer:
@@ -225,23 +243,9 @@ def _region_vars(block: Block, buffer) -> set[Var]:
     return found
 
 
-def read_stages(sch: Schedule, name: str) -> list[str]:
-    """The spatial copies that feed block ``name`` through intermediate buffers, nearest first."""
-    params = set(sch.func.buffer_params)
-    found: list[str] = []
-    frontier = [sch.find_block(name)]
-    while frontier:
-        node = frontier.pop(0)
-        for producer in _producers(sch, node):
-            writes_param = any(w.buffer in params for w in producer.writes)
-            spatial = all(iv.kind is IterKind.SPATIAL for iv in producer.iter_vars) and producer.init is None
-            if spatial and not writes_param and producer.name not in found:
-                found.append(producer.name)
-                frontier.append(producer)
-    return found
-
-
 def _producers(sch: Schedule, node: Block) -> list[Block]:
+    """The blocks at the root that write a buffer ``node`` reads (records nothing, unlike
+    ``get_producers``)."""
     reads = {r.buffer for r in node.reads}
     return [
         b
