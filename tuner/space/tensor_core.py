@@ -8,9 +8,11 @@ bfloat16 -> float32) and WMMA (float16 -> float16, which mma.sync lacks here).
 float32 matmuls keep the scalar multi-level tiling, with its software pipelines,
 until Metal's float simdgroup path is measured against it on a Mac (the hand schedule
 and the float32 intrinsics are there for that). Each extent must be a multiple of the
-intrinsic's tile (8 on Metal, 16 on CUDA); otherwise, and for any shape the
-intrinsics do not match, the block gets the scalar multi-level tiling (generator.py
-hands it over when tensorize fails).
+intrinsic's tile (8 on Metal, 16 on CUDA); a leading batch loop goes on blockIdx.z.
+tensor_core_gemm_form.py chooses the blocks and brings them to this form first (batch
+matmuls, convolutions as im2col GEMMs, other extents padded to the tile); for any
+shape the intrinsics do not match, the block gets the scalar multi-level tiling
+(generator.py hands it over when tensorize fails).
 
 The loops are split into ``[blocks, warps, fragments, tile]`` (M and N) and
 ``[steps, fragments, tile]`` (K); the block tiles go on blockIdx, the warps on
@@ -38,7 +40,7 @@ from typing import NamedTuple
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
-from tir import Block, IntImm, IRModule, IterKind
+from tir import IntImm, IRModule
 from tir.dtype import bytes_of
 from tir.functor import post_order_visit
 from tir.stmt import SeqStmt
@@ -125,29 +127,6 @@ def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] 
     return None
 
 
-def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
-    """Whether ``block`` is a 2-D matmul (loops S, S, R) of tile multiples with intrinsics for its
-    dtypes on ``target`` (tensorize still checks the computation itself)."""
-    if target.kind not in UNITS or len(block.reads) < 2 or len(block.writes) != 1:
-        return False
-    tiles = UNITS[target.kind][0]
-    iters = sch.loop_iters(block)
-    kinds = [iv.kind for iv in iters] if iters is not None else []
-    if kinds != [IterKind.SPATIAL, IterKind.SPATIAL, IterKind.REDUCE]:
-        return False
-    if any(iv.dom.extent.value % tile for iv, tile in zip(iters, tiles)):
-        return False
-    in_dtypes = {r.buffer.dtype for r in block.reads if r.buffer is not block.writes[0].buffer}
-    if len(in_dtypes) != 1:
-        return False
-    in_dtype = in_dtypes.pop()
-    if (
-        in_dtype == "float32"
-    ):  # float32 keeps the scalar tiling (and its software pipelines): see the docstring
-        return False
-    return intrinsic_names(target.kind, in_dtype, block.writes[0].buffer.dtype) is not None
-
-
 def tensorize_matmul(
     sch: Schedule,
     block: BlockRV,
@@ -173,22 +152,23 @@ def tensorize_matmul(
     names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
     if names is None:
         raise ScheduleError(f"no {unit} tensor intrinsics for the dtypes of block {node.name}")
-    (i, i2), (j, j2), (k, k2) = (
-        sch.split(lp, [None, t]) for lp, t in zip(sch.get_loops(block), (tm, tn, tk))
-    )
+    *batch, i, j, k = sch.get_loops(block)  # batch: a batch matmul's leading loop, on blockIdx.z
+    (i, i2), (j, j2), (k, k2) = (sch.split(lp, [None, t]) for lp, t in zip((i, j, k), (tm, tn, tk)))
     tiles_m, tiles_n, frags_k, vector, last_stage = choose([i, j, k])
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
     k0, k1 = sch.split(k, [None, frags_k])
     if per_k:
-        sch.reorder(i0, j0, iw, jw, k0, k1, i1, j1, i2, j2, k2)
+        sch.reorder(*batch, i0, j0, iw, jw, k0, k1, i1, j1, i2, j2, k2)
     else:
-        sch.reorder(i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+        sch.reorder(*batch, i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+    for loop in batch:
+        sch.bind(loop, "blockIdx.z")
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(sch.fuse(iw, jw), "threadIdx.y")
     c_frag = sch.cache_write(block, 0, scope_c)
-    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2])
+    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2 + len(batch)])
     for index, scope, load, tile in (
         (0, scope_a, names["load_a"], (tm, tk)),
         (1, scope_b, names["load_b"], (tk, tn)),
@@ -197,7 +177,7 @@ def tensorize_matmul(
         sch.compute_at(fragment, k1 if per_k else k0)  # one warp's tiles, never shared between warps
         shared = sch.cache_read(fragment, 0, "shared")
         sch.compute_at(shared, k0)  # the whole thread block's tile
-        fused = fuse_loops(sch, sch.get_loops(shared)[4:])
+        fused = fuse_loops(sch, sch.get_loops(shared)[4 + len(batch) :])
         _, warp_m, warp_n, lane, lanes = sch.split(fused, [None, tiles_m[1], tiles_n[1], 32, vector])
         sch.bind(sch.fuse(warp_m, warp_n), "threadIdx.y")
         sch.bind(lane, "threadIdx.x")
@@ -228,7 +208,8 @@ def double_buffer_fragments(sch: Schedule, loop: LoopRV) -> None:
 
 
 def pad_for_fragment_loads(sch: Schedule, shared: BlockRV) -> None:
-    """storage_align the rows of the 2-D shared tile that ``shared`` writes to a stride of ``32k + 16``
+    """storage_align the rows of the shared tile that ``shared`` writes (its last two dimensions; a
+    batch matmul's has a leading one) to a stride of ``32k + 16``
     bytes: the 8 rows of 16 bytes that an ldmatrix (or a WMMA load's phase) reads then fall into the
     8 distinct 16-byte bank groups of a 128-byte line (a stride of an odd number of 16-byte units),
     and every row still starts 16-byte aligned. Padding is the least that does it: a row of 32 halfs
@@ -237,8 +218,9 @@ def pad_for_fragment_loads(sch: Schedule, shared: BlockRV) -> None:
     Before: ``A_shared = T.alloc_buffer((128, 32), "float16", scope="shared")`` (row stride 64 bytes:
     rows 0 and 2 share banks); after: the same buffer allocated with a row stride of 40 halfs (80 bytes).
     """
-    element = bytes_of(sch.get(shared).writes[0].buffer.dtype)
-    sch.storage_align(shared, 0, 0, 32 // element, 16 // element)
+    buffer = sch.get(shared).writes[0].buffer
+    element = bytes_of(buffer.dtype)
+    sch.storage_align(shared, 0, buffer.ndim - 2, 32 // element, 16 // element)
 
 
 def pipeline_copies(sch: Schedule, loop: LoopRV, last_stage: int | ExprRV, async_copies: bool) -> None:
