@@ -17,6 +17,7 @@ from dataclasses import replace
 from tir import Block, For
 from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 
+from .cache_read_write import buffer_position
 from .errors import ArgumentError, ScheduleError, describe
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState
@@ -117,6 +118,7 @@ def _check_int(value, name: str, block: Block) -> int:
 def storage_align(
     state: ScheduleState, block: Block, buffer_index: int, axis: int, factor: int, offset: int
 ) -> None:
+    buffer_index = buffer_position(block, buffer_index, "write", "buffer_index")
     for name, value in (
         ("buffer_index", buffer_index),
         ("axis", axis),

@@ -69,10 +69,28 @@ def _region_list(regions: tuple[BufferRegion, ...]) -> str:
     return ", ".join(f"[{i}] {r!r}" for i, r in enumerate(regions)) or "nothing"
 
 
+def buffer_position(block: Block, index, kind: str, argument: str):
+    """``index`` itself, or, for a buffer's name (TVM takes either), its position in the block's
+    reads (kind "read") or writes."""
+    if not isinstance(index, str):
+        return index
+    regions = block.reads if kind == "read" else block.writes
+    names = [r.buffer.name for r in regions]
+    if index not in names:
+        raise BufferIndexError(
+            f"{argument} {index!r}: block {block.name} {'reads' if kind == 'read' else 'writes'} no buffer "
+            f"of that name; it {'reads' if kind == 'read' else 'writes'} {_region_list(regions)}",
+            block,
+        )
+    return names.index(index)
+
+
 def _nth_buffer(block: Block, index, kind: str, argument: str) -> Buffer:
-    """The buffer of ``block.reads[index]`` (kind "read") or ``block.writes[index]``."""
+    """The buffer of ``block.reads[index]`` (kind "read") or ``block.writes[index]``; ``index`` may
+    also be the buffer's name."""
     regions = block.reads if kind == "read" else block.writes
     verb = "reads" if kind == "read" else "writes"
+    index = buffer_position(block, index, kind, argument)
     if not isinstance(index, int) or isinstance(index, bool):
         raise ArgumentError(
             f"{argument} must be an int indexing what block {block.name} {verb}, got {index!r}"
