@@ -28,6 +28,10 @@ class PrimExpr:
     __slots__ = ()
     dtype: str
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality: the very same node (``structural_equal`` compares contents)."""
+        return self is other
+
     # Arithmetic builds nodes (with folding) through tir.op.
     def __add__(self, other):
         return _op().add(self, other)

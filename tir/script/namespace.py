@@ -112,6 +112,19 @@ class ScriptName:
         return f"T.{self.script_path}"
 
 
+class _DtypeName(ScriptName):
+    """``T.int64`` and friends: outside a prim_func body (in a parameter annotation such as
+    ``T.Buffer((T.int64(128),))``, evaluated when Python defines the function) a number gives a
+    constant of that dtype, as in TVM; inside one the parser reads them."""
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        if len(args) == 1 and not kwargs and isinstance(args[0], (int, float)) and not isinstance(args[0], bool):
+            from ..expr import const
+
+            return const(args[0], self.script_path)
+        return super().__call__(*args, **kwargs)
+
+
 class BufferType:
     """What ``T.Buffer(shape, dtype)`` evaluates to in an annotation at def time."""
 
@@ -206,7 +219,7 @@ def _make_t() -> _Namespace:
         else:
             members[head] = ScriptName(path, doc)
     for name in T_DTYPES:
-        members[name] = ScriptName(name, f"the {name} dtype; T.{name}(x) makes a constant or a cast")
+        members[name] = _DtypeName(name, f"the {name} dtype; T.{name}(x) makes a constant or a cast")
     for name in T_INTRINSICS:
         members[name] = ScriptName(name, f"the {name} intrinsic")
     for name in T_OPAQUE_CALLS:
