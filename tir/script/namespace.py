@@ -118,7 +118,8 @@ class _DtypeName(ScriptName):
     constant of that dtype, as in TVM; inside one the parser reads them."""
 
     def __call__(self, *args: Any, **kwargs: Any):
-        if len(args) == 1 and not kwargs and isinstance(args[0], (int, float)) and not isinstance(args[0], bool):
+        number = len(args) == 1 and isinstance(args[0], (int, float)) and not isinstance(args[0], bool)
+        if number and not kwargs:
             from ..expr import const
 
             return const(args[0], self.script_path)
