@@ -45,6 +45,10 @@ class _Printable:
     def __str__(self) -> str:
         return self.script()
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality: the very same object (``structural_equal`` compares contents)."""
+        return self is other
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PrimFunc(_Printable):

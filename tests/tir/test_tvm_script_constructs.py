@@ -288,7 +288,7 @@ def test_tvm_node_spellings_name_hint_same_as_from_expr_with_attr():
     block = blocks[0]
     assert block.name_hint == block.name
     assert block.same_as(block) and not block.same_as(func.body)
-    assert block.iter_vars[0].var.same_as(block.iter_vars[0].var)
+    assert block.iter_vars[0].var.same_as(block.iter_vars[0].var) and func.same_as(module["main"])
 
 
 def test_the_executor_refuses_a_strided_view():
