@@ -40,7 +40,7 @@ from tir.functor import Mutator, collect_vars, substitute
 from tir.stmt import seq
 from tir.structural import structural_equal
 
-from .analysis import child_blocks, loads_of, writers_of
+from .analysis import _conjuncts, child_blocks, loads_of, writers_of
 from .errors import ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -374,7 +374,9 @@ def _new_predicate(producer_realize: BlockRealize, conditions: list[PrimExpr]) -
     bindings = dict(zip((iv.var for iv in producer_realize.block.iter_vars), producer_realize.iter_values))
     predicate = producer_realize.predicate
     for condition in conditions:
-        predicate = predicate & substitute(condition, bindings)
+        condition = substitute(condition, bindings)
+        if not any(structural_equal(condition, c) for c in _conjuncts(predicate)):
+            predicate = predicate & condition
     return Analyzer().simplify(predicate)
 
 
