@@ -118,6 +118,7 @@ def extern_calls(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     T.evaluate(T.call_extern("int32", "log_buffers", A.access_ptr("r", offset=4), B.data))
     T.evaluate(T.call_packed("tvm_callback", B.access_ptr("rw")))
     T.evaluate(T.tvm_fill_fragment(B.data, 16, 16, 16, 0, T.float32(0)))
+    T.evaluate(T.call_extern("int32", "log_span", A.access_ptr("r", offset=2, extent=8)))
 
 
 def test_external_calls_are_carried_and_printed_as_tvm_writes_them():
@@ -126,11 +127,19 @@ def test_external_calls_are_carried_and_printed_as_tvm_writes_them():
     assert 'T.call_extern("int32", "log_buffers", A.access_ptr("r", offset=4), B.data)' in text
     assert 'T.call_packed("tvm_callback", B.access_ptr("rw"))' in text
     assert "T.tvm_fill_fragment(B.data, 16, 16, 16, 0, T.float32(0.0))" in text
+    assert 'A.access_ptr("r", offset=2, extent=8)' in text  # TVM's extent= is carried
     pointers = []
     tir.functor.post_order_visit(
         extern_calls.body, lambda n: pointers.append(n) if isinstance(n, BufferPointer) else None
     )
-    assert [(p.buffer.name, p.access) for p in pointers] == [("A", "r"), ("B", ""), ("B", "rw"), ("B", "")]
+    assert [(p.buffer.name, p.access) for p in pointers] == [
+        ("A", "r"),
+        ("B", ""),
+        ("B", "rw"),
+        ("B", ""),
+        ("A", "r"),
+    ]
+    assert pointers[-1].extent.value == 8
 
 
 def test_the_executor_refuses_calls_out_of_the_ir_by_name():

@@ -314,17 +314,23 @@ class ScriptCalls(ExpressionCalls):
         content_lanes: Tree | None = None,
         offset: Tree | None = None,
         extent: Tree | None = None,
-    ) -> tuple[str, PrimExpr]:
-        """``A.access_ptr("r", offset=k)``: TVM's access mask ("r", "w", "rw" or 1, 2, 3) and offset."""
+    ) -> tuple[str, PrimExpr, PrimExpr | None]:
+        """``A.access_ptr("r", offset=k, extent=n)``: TVM's access mask ("r", "w", "rw" or 1, 2, 3),
+        offset and extent (None: to the end)."""
         mask = self._value(access_mask)
         access = {1: "r", 2: "w", 3: "rw"}.get(mask, mask) if isinstance(mask, int) else mask
         if access not in ("r", "w", "rw"):
             raise self.error(access_mask, f'the access mask is "r", "w" or "rw" (or 1, 2, 3), not {mask!r}')
-        for name, node in (("ptr_type", ptr_type), ("content_lanes", content_lanes), ("extent", extent)):
+        for name, node in (("ptr_type", ptr_type), ("content_lanes", content_lanes)):
             if node is not None:
                 raise self.error(node, f"{call.name}(..., {name}=) is not supported", hint="leave it out")
         start = self._int_value(offset, "the offset") if offset is not None else 0
-        return access, _as_index(start, _index_dtype(start))
+        size = None if extent is None else self._int_value(extent, "the extent")
+        return (
+            access,
+            _as_index(start, _index_dtype(start)),
+            None if size is None else _as_index(size, _index_dtype(size)),
+        )
 
     def _t_var(self, call: _Call, dtype: Tree) -> _VarDecl:
         return _VarDecl(call.name, self._dtype(dtype))
