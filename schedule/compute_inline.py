@@ -36,7 +36,8 @@ from tir import (
 from tir.analysis.block_access import infer_access_regions
 from tir.arith import Analyzer
 from tir.arith.iter_map import detect_iter_map, inverse_affine_iter_map
-from tir.functor import Mutator, collect_vars, substitute
+from tir.expr import BufferPointer
+from tir.functor import Mutator, collect_vars, post_order_visit, substitute
 from tir.stmt import seq
 from tir.structural import structural_equal
 
@@ -94,6 +95,11 @@ class InlinePredicateError(ScheduleError):
 
 class NotCoveredError(ScheduleError):
     """reverse_compute_inline: the consumer reads elements the producer does not write."""
+
+
+class OpaqueAccessError(ScheduleError):
+    """The buffer is also reached through a pointer (``B.data``, ``B.access_ptr``), which inlining
+    can't follow: the pointer would outlive the buffer's allocation."""
 
 
 class OnlyLeafError(ScheduleError):
@@ -179,6 +185,21 @@ def _check_free_vars(state: ScheduleState, block: Block, node, what: str) -> Non
         raise InlineBodyError(
             f"the {what} of block {block.name} uses {', '.join(stray)}, which is neither a block "
             "iterator nor a function parameter, so it can't be moved to another block.",
+            block,
+        )
+
+
+def _check_no_opaque_access(scope: Block, buffer: Buffer, block: Block, action: str) -> None:
+    pointers: list[BufferPointer] = []
+    post_order_visit(
+        scope.body,
+        lambda n: pointers.append(n) if isinstance(n, BufferPointer) and n.buffer is buffer else None,
+    )
+    if pointers:
+        raise OpaqueAccessError(
+            f"can't {action}: {buffer.name} has an opaque access (a pointer, {buffer.name}.data or "
+            f"{buffer.name}.access_ptr), which inlining can't rewrite; the buffer would be removed "
+            "under it. TVM refuses this too.",
             block,
         )
 
@@ -276,6 +297,7 @@ def plan_compute_inline(state: ScheduleState, block: Block):
         )
     if _reads_buffer(block, buffer):
         raise InlineBodyError(f"can't {action}: it reads {buffer.name}, the buffer it writes.", block)
+    _check_no_opaque_access(scope, buffer, block, action)
     value = substitute(store.value, _unit_iter_values(block, index_vars))
     return scope, buffer, index_vars, value, _removal_target(state, realize)
 
@@ -409,6 +431,7 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
     producer = writers[0]
     _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
     _check_not_output(state, producer, buffer, action)
+    _check_no_opaque_access(scope, buffer, block, action)
     readers = [b.name for b in child_blocks(scope) if b is not block and _reads_buffer(b, buffer)]
     if readers:
         raise OtherConsumersError(

@@ -14,6 +14,7 @@ from schedule.compute_inline import (
     NotSingleReadError,
     NotSingleWriteError,
     OnlyLeafError,
+    OpaqueAccessError,
     OtherConsumersError,
     OutputBlockError,
     ReductionInlineError,
@@ -700,4 +701,30 @@ def test_reverse_inline_refuses_a_read_that_is_not_a_bijection():
     sch = Schedule(scale_then_diagonal)
     assert_fails_unchanged(
         sch, InlineBodyError, "distinct block iterator", sch.reverse_compute_inline, sch.get_block("diagonal")
+    )
+
+
+@T.prim_func
+def scaled_then_logged_by_pointer(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("scale"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("shift"):
+            vi = T.axis.spatial(16, i)
+            T.reads(B[0:16])
+            T.writes(C[vi])
+            C[vi] = B[vi] + T.Cast("float32", T.call_extern("int32", "count", B.access_ptr("r", extent=16)))
+
+
+def test_inlining_refuses_a_buffer_reached_through_a_pointer():
+    # Inlining removes B's allocation; the pointer passed to log_row would dangle (TVM refuses too).
+    sch = Schedule(scaled_then_logged_by_pointer)
+    assert_fails_unchanged(
+        sch, OpaqueAccessError, "opaque access", sch.compute_inline, sch.get_block("scale")
+    )
+    assert_fails_unchanged(
+        sch, OpaqueAccessError, "B.access_ptr", sch.reverse_compute_inline, sch.get_block("shift")
     )
