@@ -287,3 +287,22 @@ def test_iterator_domains_are_read_outside_the_block_and_may_use_its_loops():
     i, j, vi, vj = Var("i"), Var("j"), Var("vi"), Var("vj")
     body = block("A", [(vi, 8, "S", i), (vj, i, "S", j)], BufferStore(A, FloatImm(1.0), (vi, vj)))
     assert tir.verify_well_formed(prim_func([A], nest([(i, 8), (j, i)], body)))
+
+
+@T.prim_func
+def lower_triangle_copy(A: T.Buffer((6, 6), "float32"), B: T.Buffer((6, 6), "float32")):
+    for i in range(6):
+        for j in range(i + 1):
+            with T.block("B"):
+                vi = T.axis.spatial(6, i)
+                vj = T.axis.spatial(i + 1, j)
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+def test_a_parsed_iterator_domain_may_use_the_loops_around_the_block():
+    import numpy as np
+
+    a = np.random.default_rng(4).random((6, 6)).astype("float32")
+    b = np.zeros((6, 6), "float32")
+    tir.interpret(lower_triangle_copy, a, b)
+    np.testing.assert_allclose(b, np.tril(a + 1), rtol=1e-6)

@@ -144,10 +144,11 @@ class ScriptCalls(ExpressionCalls):
     _t_axis_S, _t_axis_R, _t_axis_O = _t_axis_spatial, _t_axis_reduce, _t_axis_opaque
 
     def _axis(self, call: _Call, kind: IterKind, dom: Tree, binding: Tree, dtype: Tree | None) -> _AxisDecl:
-        with self._binding_scope():
+        with self._binding_scope():  # the domain, like the binding, is read outside the block
             value = self._int_value(binding, "the value bound to a block iterator")
-        var_dtype = self._dtype(dtype) if dtype is not None else _index_dtype(value)
-        return _AxisDecl(call.name, kind, self._domain(dom, var_dtype), _as_index(value, var_dtype))
+            var_dtype = self._dtype(dtype) if dtype is not None else _index_dtype(value)
+            domain = self._domain(dom, var_dtype)
+        return _AxisDecl(call.name, kind, domain, _as_index(value, var_dtype))
 
     def _domain(self, node: Tree, dtype: str) -> Range:
         value = self._value(node)
