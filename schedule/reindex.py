@@ -155,9 +155,9 @@ def _stage_through(
             "the access uses, so copy elements would collide",
             block,
         )
-    dtype = used[0].var.dtype
     name = f"{old.name}_reindex" if primitive_name == "reindex" else f"{old.name}_{scope}"
-    new = Buffer(state.unique_name(name), tuple(const(s.extent, dtype) for s in sums), old.dtype, scope)
+    shape = tuple(const(s.extent, e.dtype) for s, e in zip(sums, outputs))  # each axis in its index's dtype
+    new = Buffer(state.unique_name(name), shape, old.dtype, scope)
 
     # Step 3. the block accesses the new buffer; the copy stage iterates the used iterators
     analyzer = _simplifier((iv.var, iv.dom) for iv in block.iter_vars)

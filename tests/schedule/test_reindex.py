@@ -258,3 +258,20 @@ def test_reindex_of_unit_iterators_keeps_them_as_tvm_does():
     assert "C_reindex = T.alloc_buffer((1, 1))" in text
     verify_trace_roundtrip(sch, dot_into_one_element)
     assert_same_numbers(dot_into_one_element, sch.mod)
+
+
+@T.prim_func
+def rows_of_int64_count(A: T.Buffer((T.int64(3), 16), "float32"), B: T.Buffer((T.int64(3), 16), "float32")):
+    for r, c in T.grid(T.int64(3), 16):
+        with T.block("B"):
+            vr = T.axis.spatial(T.int64(3), r)
+            vc = T.axis.spatial(16, c)
+            B[vr, vc] = A[vr, vc] + T.float32(1)
+
+
+def test_reindex_buffer_axes_keep_the_dtype_of_their_index():
+    sch = Schedule(rows_of_int64_count)
+    sch.reindex(sch.get_block("B"), ("write", 0))
+    (new,) = sch.mod["main"].body.block.alloc_buffers
+    assert [s.dtype for s in new.shape] == ["int64", "int32"]
+    assert_same_numbers(rows_of_int64_count, sch.mod)
