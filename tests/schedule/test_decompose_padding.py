@@ -123,7 +123,7 @@ def copy_with_a_condition_that_always_holds(A: T.Buffer((12,), "float32"), B: T.
     for i in range(12):
         with T.block("B"):
             vi = T.axis.spatial(12, i)
-            B[vi] = T.if_then_else(0 <= vi and vi < 12, A[vi], T.float32(0))
+            B[vi] = T.if_then_else(vi >= 0 and vi < 12, A[vi], T.float32(0))
 
 
 def test_can_decompose_padding_answers_without_recording_and_refuses_a_trivial_condition():
