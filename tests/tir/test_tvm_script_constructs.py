@@ -383,3 +383,16 @@ def test_int64_shapes_and_loop_variables():
     a, b = random_floats(6, 4), np.zeros(6, "float32")
     tir.interpret(int64_everywhere, a, b)
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_buffer_annotations_with_layout_keywords_evaluate_when_python_defines_the_function():
+    @T.prim_func
+    def separated(
+        A: T.Buffer(shape=(4, 8), dtype="float32", axis_separators=(1,)), B: T.Buffer((4, 8), "float32")
+    ):
+        for i, j in T.grid(4, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+
+    assert separated.params[0].axis_separators == (1,)

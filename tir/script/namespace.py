@@ -127,10 +127,11 @@ class _DtypeName(ScriptName):
 
 
 class BufferType:
-    """What ``T.Buffer(shape, dtype)`` evaluates to in an annotation at def time."""
+    """What ``T.Buffer(shape, dtype)`` evaluates to in an annotation at def time (the parser reads
+    the annotation's text; layout keywords such as ``axis_separators=`` are kept here as given)."""
 
-    def __init__(self, shape: Any, dtype: str = "float32", scope: str = "global"):
-        self.shape, self.dtype, self.scope = shape, dtype, scope
+    def __init__(self, shape: Any, dtype: str = "float32", scope: str = "global", **layout: Any):
+        self.shape, self.dtype, self.scope, self.layout = shape, dtype, scope, layout
 
     def __repr__(self) -> str:
         return f"T.Buffer({self.shape!r}, {self.dtype!r}, scope={self.scope!r})"
@@ -139,8 +140,10 @@ class BufferType:
 class _BufferName(ScriptName):
     """``T.Buffer``: callable (new spelling) and subscriptable (old spelling)."""
 
-    def __call__(self, shape: Any, dtype: str = "float32", scope: str = "global") -> BufferType:
-        return BufferType(shape, dtype, scope)
+    def __call__(
+        self, shape: Any, dtype: str = "float32", scope: str = "global", **layout: Any
+    ) -> BufferType:
+        return BufferType(shape, dtype, scope, **layout)
 
     def __getitem__(self, key: Any) -> BufferType:
         return BufferType(*key) if isinstance(key, tuple) else BufferType(key)
