@@ -39,7 +39,7 @@ from tir.transform.inject_software_pipeline import STAGE_KEY
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
-from .fused_rows import fused_rows_gpu, row_reductions
+from .fused_rows import fused_rows_gpu, long_reductions, row_reductions
 from .limits import SpaceError, check_limits, kernels
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
@@ -142,8 +142,9 @@ class SpaceGenerator:
         """Apply the fused-rows rule to every block it fits (unless it failed on it before); the
         names of the consumers it scheduled."""
         done = set()
+        producers = long_reductions(sch)  # classified once; again only after a fusion moved blocks
         for name in sch.block_names():
-            reductions = [] if name in fallback else row_reductions(sch, name)
+            reductions = [] if name in fallback else row_reductions(sch, name, producers)
             if not reductions:
                 continue
             try:
@@ -151,6 +152,7 @@ class SpaceGenerator:
             except ScheduleError as err:
                 raise _RuleFailed(name, BlockKind.FUSED_ROWS, err) from err
             done |= _nest_blocks(sch, name)
+            producers = long_reductions(sch)
         return done
 
     # ------------------------------------------------------------ mutation and replay

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
 from tir import Block, IntImm, IRModule, IterKind
+from tir.dtype import bytes_of
 
 from .multi_level_tiling import FETCH_VECTOR_LANES
 from .structure import fuse_loops, try_vectorize
@@ -184,12 +185,15 @@ def _tensorize_tiles(sch: Schedule, block: BlockRV, tile: tuple[int, int], intri
 
 def tensor_core_gpu(sch: Schedule, name: str, target: Target) -> None:
     """The tuner's rule: ``tensorize_matmul`` with warps and fragments drafted within the thread
-    limit and recorded as ``sample_perfect_tile`` decisions, the fetch width sampled."""
+    and shared-memory limits and recorded as ``sample_perfect_tile`` decisions, the fetch width
+    sampled."""
     max_warps = min(MAX_WARPS, target.max_threads_per_group // 32)
+    block = sch.get_block(name)
+    shared = _SharedTiles(UNITS[target.kind][0], sch.get(block), target.max_shared_memory_bytes)
 
     def sample(loops: list[LoopRV]) -> Sizes:
         extents = [sch.get(loop).extent.value for loop in loops]
-        draft = _draft(sch, extents, max_warps)
+        draft = _draft(sch, extents, max_warps, shared)
         m, n, k = (
             sch.sample_perfect_tile(loop, n=len(d), max_innermost_factor=MAX_FRAGMENTS, decision=d)
             for loop, d in zip(loops, draft)
@@ -197,18 +201,37 @@ def tensor_core_gpu(sch: Schedule, name: str, target: Target) -> None:
         probs = [1 / len(FETCH_VECTOR_LANES)] * len(FETCH_VECTOR_LANES)
         return [None, *m[1:]], [None, *n[1:]], k[1], sch.sample_categorical(FETCH_VECTOR_LANES, probs)
 
-    tensorize_matmul(sch, sch.get_block(name), target.kind, sample)
+    tensorize_matmul(sch, block, target.kind, sample)
 
 
-def _draft(sch: Schedule, extents: list[int], max_warps: int) -> list[list[int]]:
+class _SharedTiles:
+    """Whether a draft's A and B tiles fit the thread block's shared memory (as the limit check
+    will count them), so that a draft too large is drawn again here instead of failing the
+    whole sample after it was built."""
+
+    def __init__(self, tile: tuple[int, int, int], block: Block, limit: int):
+        self.tile, self.limit = tile, limit
+        inputs = [r.buffer for r in block.reads if r.buffer is not block.writes[0].buffer]
+        self.element_bytes = max(bytes_of(b.dtype) for b in inputs)
+
+    def fit(self, m: list[int], n: list[int], k: list[int]) -> bool:
+        tm, tn, tk = self.tile
+        rows_a, cols_b, depth = m[1] * m[2] * tm, n[1] * n[2] * tn, k[1] * tk
+        return (rows_a + cols_b) * depth * self.element_bytes <= self.limit
+
+
+def _draft(sch: Schedule, extents: list[int], max_warps: int, shared: _SharedTiles) -> list[list[int]]:
     """Tilings ``[blocks, warps, fragments]`` of M and N and ``[steps, fragments]`` of K (in tiles)
-    with at most ``max_warps`` warps and ``MAX_FRAGMENTS`` fragments per level."""
+    with at most ``max_warps`` warps, ``MAX_FRAGMENTS`` fragments per level and tiles that fit
+    in shared memory."""
     rng = random.Random(sch.fork_seed())
     for _ in range(MAX_DRAFTS):
         m, n, k = (draw_perfect_tile(_Extent(e), lv, MAX_FRAGMENTS, rng) for e, lv in zip(extents, (3, 3, 2)))
-        if m[1] * n[1] <= max_warps and max(m[2], n[2], k[1]) <= MAX_FRAGMENTS:
+        if m[1] * n[1] <= max_warps and max(m[2], n[2], k[1]) <= MAX_FRAGMENTS and shared.fit(m, n, k):
             return [m, n, k]
-    raise ScheduleError(f"no tensor-core tiling of {extents} tiles within {max_warps} warps")
+    raise ScheduleError(
+        f"no tensor-core tiling of {extents} tiles within {max_warps} warps and shared memory"
+    )
 
 
 class _Extent:
