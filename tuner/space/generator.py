@@ -157,17 +157,21 @@ class SpaceGenerator:
 
     # ------------------------------------------------------------ mutation and replay
 
-    def mutate(self, trace: Trace, mod: IRModule | PrimFunc, rng: random.Random) -> Schedule | None:
-        """A candidate that differs from ``trace`` (a candidate of this space) in one decision,
-        replayed on ``mod``; None when no mutation tried (up to a few) replays to a candidate
-        within the limits. Never raises for a trace that does not fit ``mod``: that is None too."""
+    def mutate(
+        self, parent: Schedule | Trace, mod: IRModule | PrimFunc, rng: random.Random
+    ) -> Schedule | None:
+        """A candidate that differs from ``parent`` (a candidate of this space, or its trace) in one
+        decision, replayed on ``mod``; None when no mutation tried (up to a few) replays to a
+        candidate within the limits. Never raises for a trace that does not fit ``mod``: that is
+        None too. Given the schedule, the replay starts at the changed decision (see ``replay``)."""
+        trace = parent.trace if isinstance(parent, Schedule) else parent
         decisions = trace.decisions
         mutable = [i for i in decisions if _can_mutate(trace.insts[i])]
         for _ in range(MUTATION_ATTEMPTS if mutable else 0):
             index = rng.choice(mutable)
             decision = _mutated_decision(trace.insts[index], rng)
             try:
-                sch = self.replay(trace, mod, {index: decision})
+                sch = self.replay(parent, mod, {index: decision})
                 # A new tiling or pipeline depth can outgrow the memory limits; other decisions leave
                 # the buffers as they were.
                 check_limits(sch.mod, self.target, memory=_sizes_buffers(trace, index))
@@ -177,12 +181,21 @@ class SpaceGenerator:
         return None
 
     @staticmethod
-    def replay(trace: Trace, mod: IRModule | PrimFunc, decisions: dict[int, Any] | None = None) -> Schedule:
-        """``trace`` replayed on a fresh schedule of ``mod`` with ``decisions`` changed, skipping the
-        optional instructions (vectorize) that the new decisions make illegal
-        (``Trace.apply_to_schedule`` with ``OPTIONAL_ON_REPLAY``)."""
-        sch = Schedule(mod)
-        trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY)
+    def replay(
+        parent: Schedule | Trace, mod: IRModule | PrimFunc, decisions: dict[int, Any] | None = None
+    ) -> Schedule:
+        """``parent``'s trace replayed on a fresh schedule of ``mod`` with ``decisions`` changed,
+        skipping the optional instructions (vectorize) that the new decisions make illegal
+        (``Trace.apply_to_schedule`` with ``OPTIONAL_ON_REPLAY``). Given a schedule made from
+        ``mod`` rather than a trace, the instructions before the first changed decision are not
+        replayed: they give what they gave ``parent``, whose checkpoint there is the start
+        (``Schedule.replay_prefix``; the same trace gives the same program)."""
+        trace = parent.trace if isinstance(parent, Schedule) else parent
+        start = min(decisions) if decisions else len(trace.insts)
+        sch = parent.replay_prefix(mod, start) if isinstance(parent, Schedule) else None
+        if sch is None:
+            sch, start = Schedule(mod), 0
+        trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY, start=start)
         return sch
 
 
