@@ -75,7 +75,7 @@ def candidate_loop(target: str, count: int, seed: int = 0):
         rng = random.Random(seed)
         mutants.clear()
         for sch in schedules:
-            child = space.mutate(sch.trace, mod, rng)
+            child = space.mutate(sch, mod, rng)  # as the search does: replays from the changed decision
             if child is not None:
                 mutants.append(child)
 
