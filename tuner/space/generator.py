@@ -34,7 +34,7 @@ from typing import Any
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
 from tir import Block, IRModule, PrimFunc
-from tir.functor import post_order_visit
+from tir.functor import stmts_pre_order
 from tir.transform.inject_software_pipeline import STAGE_KEY
 
 from .auto_inline import inline_producers
@@ -203,8 +203,7 @@ def _nest_blocks(sch: Schedule, name: str) -> set[str]:
     """Names of the blocks in the top-level loop nest that holds block ``name``: the blocks a rule
     moved into it (an epilogue, fused reductions) are scheduled with it. Records nothing."""
     for nest in kernels(sch.func):
-        names: set[str] = set()
-        post_order_visit(nest, lambda n, names=names: names.add(n.name) if isinstance(n, Block) else None)
+        names = {n.name for n in stmts_pre_order(nest) if isinstance(n, Block)}
         if name in names:
             return names
     return set()
