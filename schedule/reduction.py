@@ -32,6 +32,7 @@ from tir import (
     Var,
     const,
 )
+from tir.analysis.block_access import infer_access_regions
 from tir.analysis.reducer import match_reducer
 from tir.expr import And
 from tir.functor import Mutator, Visitor, collect_vars, substitute, uses_var
@@ -57,6 +58,10 @@ class LoopNotAncestorError(ScheduleError):
 
 class LoopBelowReductionError(ScheduleError):
     """decompose_reduction: a reduction loop of the block lies above the chosen loop."""
+
+
+class InitReadsLaterWriteError(ScheduleError):
+    """decompose_reduction: the init reads a buffer that a block inside the chosen loop writes."""
 
 
 class NotSingleBlockLoopError(ScheduleError):
@@ -192,6 +197,8 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
         body=substitute(block.init, iter_map),
         annotations=dict(block.annotations),
     )
+    init_block = replace(init_block, reads=infer_access_regions(init_block)[0])
+    _check_init_inputs_ready(block, init_block, loop)
     init_realize = BlockRealize(
         tuple(substitute(v, loop_map) for v in init_values), substitute(predicate, loop_map), init_block
     )
@@ -202,6 +209,33 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     loop = state.index.loops[loop.loop_var]
     state.replace({loop: seq(init_nest, loop)})
     return init_block
+
+
+def _check_init_inputs_ready(block: Block, init_block: Block, loop: For) -> None:
+    """The init goes before ``loop``: a buffer it reads (a bias in shared memory) must not be written
+    inside ``loop``, where it would be read before it is filled."""
+    read = {region.buffer for region in init_block.reads}
+    for producer in _blocks_under(loop):
+        late = [w.buffer.name for w in producer.writes if w.buffer in read]
+        if producer is not block and late:
+            raise InitReadsLaterWriteError(
+                f"can't decompose block {block.name} at loop {loop.loop_var.name}: its init reads "
+                f"{late[0]}, which block {producer.name} writes inside that loop, so the init would read "
+                f"it before it is written. Decompose at a loop outside block {producer.name}, or "
+                f"compute {producer.name} at a loop above {loop.loop_var.name}.",
+                loop,
+                block,
+            )
+
+
+def _blocks_under(stmt) -> list[Block]:
+    """Every block below ``stmt``, nested ones included."""
+    found, stack = [], child_blocks(stmt)
+    while stack:
+        block = stack.pop()
+        found.append(block)
+        stack.extend(child_blocks(block))
+    return found
 
 
 # ---------------------------------------------------------------- reducers

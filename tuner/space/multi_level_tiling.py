@@ -325,7 +325,7 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
     fuse_consumers(sch, write_back, thread_x)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
-    for index in range(len(sch.get(block).reads)):
+    for index in _body_reads(sch.get(block)):
         _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
     sch.decompose_reduction(block, _level(r, 0)[0])
     _sample_pipeline(sch, fetch_at, tiles.shared_bytes, target)
@@ -349,6 +349,15 @@ def _sample_pipeline(sch: Schedule, loop: LoopRV, shared_bytes: int, target: Tar
     sch.annotate(loop, ORDER_KEY, list(range(statements)))
     if target.has_async_copy:
         sch.annotate(loop, ASYNC_STAGES_KEY, [0])
+
+
+def _body_reads(block: Block) -> list[int]:
+    """Indices of the reads of ``block`` that its body makes: a buffer only the init reads (a bias the
+    accumulator starts from) is read once per output, before the reduction loop, so it is not fetched
+    in the loop (the init, decomposed before that loop, would read the fetch before it happens)."""
+    read = set()
+    post_order_visit(block.body, lambda n: read.add(n.buffer) if isinstance(n, BufferLoad) else None)
+    return [i for i, region in enumerate(block.reads) if region.buffer in read]
 
 
 def _cooperative_fetch(
