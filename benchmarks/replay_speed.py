@@ -13,6 +13,8 @@ number the issue compares with TVM's 3.1 ms), then ms per sampled candidate, per
 mutant (replay of a changed decision plus the limit check) and per feature
 vector, each the median over ``--rounds`` rounds; ``--profile`` adds the call
 counts and cumulative times of the top functions (cProfile) of one round.
+``--steady N`` times only the seed trace's replay, N times after 5 warm-ups (the
+steadier number on a loaded machine).
 """
 
 from __future__ import annotations
@@ -51,6 +53,19 @@ def seed_trace_replay_ms(rounds: int) -> float:
     trace_json = blocking_with_shared(Schedule(MyModuleMatmul), 8, 8, 8, 8, 8).trace.as_json()
     Trace.apply_json_to_schedule(trace_json, Schedule(MyModuleMatmul))  # warm-up
     return median_ms(lambda: Trace.apply_json_to_schedule(trace_json, Schedule(MyModuleMatmul)), rounds * 4)
+
+
+def steady_replay(replays: int) -> None:
+    """The seed trace replayed ``replays`` times after 5 warm-ups: median and fastest (CPU ms)."""
+    trace_json = blocking_with_shared(Schedule(MyModuleMatmul), 8, 8, 8, 8, 8).trace.as_json()
+    times = []
+    for number in range(replays + 5):
+        start = time.process_time()
+        Trace.apply_json_to_schedule(trace_json, Schedule(MyModuleMatmul))
+        if number >= 5:
+            times.append((time.process_time() - start) * 1e3)
+    median, fastest = statistics.median(times), min(times)
+    print(f"seed trace replay, {replays} replays: median {median:.2f} ms, fastest {fastest:.2f} ms")
 
 
 def candidate_loop(target: str, count: int, seed: int = 0):
@@ -113,7 +128,11 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=16, help="candidates sampled per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--steady", type=int, default=0, help="only the seed trace replay, this many times")
     args = parser.parse_args()
+    if args.steady:
+        steady_replay(args.steady)
+        return
     print(f"seed shared-memory matmul trace replay: {seed_trace_replay_ms(args.rounds):.1f} ms (median)")
     for target in args.targets.split(","):
         report(target, args.count, args.rounds, args.profile)
