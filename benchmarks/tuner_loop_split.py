@@ -143,8 +143,9 @@ def main() -> None:
         started, wall = time.process_time(), time.perf_counter()
         if profiler is not None:
             profiler.enable()
+        database = Path(folder) / "t.db"
         result = tune(
-            mod, args.target, args.trials, Path(folder) / "t.db", seed=args.seed, runner=FakeRunner(), progress=False
+            mod, args.target, args.trials, database, seed=args.seed, runner=FakeRunner(), progress=False
         )
         if profiler is not None:
             profiler.disable()
@@ -156,7 +157,8 @@ def main() -> None:
     )
     for phase in PHASES:
         seconds = clock.seconds[phase]
-        print(f"  {phase:12s} {1e3 * seconds / result.trials:7.1f} ms/trial  {seconds:6.2f} s  {seconds / total:5.1%}")
+        per_trial = 1e3 * seconds / result.trials
+        print(f"  {phase:12s} {per_trial:7.1f} ms/trial  {seconds:6.2f} s  {seconds / total:5.1%}")
     if profiler is not None:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
 
