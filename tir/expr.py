@@ -27,8 +27,11 @@ def node(cls: type) -> type:
     ``__init__`` stores each field through its slot directly (the dataclass's own frozen
     ``__init__`` goes through ``object.__setattr__`` per field, about 1.6x slower, and the
     schedule and the passes build millions of nodes per tuning run). Assignment after
-    construction still raises ``FrozenInstanceError``."""
+    construction still raises ``FrozenInstanceError``; a ``__post_init__`` is called as the
+    dataclass's would, and a class with fields outside ``__init__`` keeps the dataclass's own."""
     cls = dataclass(frozen=True, slots=True, eq=False, repr=False)(cls)
+    if any(not f.init or f.kw_only for f in fields(cls)):
+        return cls
     params, lines, namespace = [], [], {"_UNSET": _UNSET}
     for f in fields(cls):
         name = f.name
@@ -43,6 +46,8 @@ def node(cls: type) -> type:
         else:
             params.append(name)
         lines.append(f"    _set_{name}(self, {name})")
+    if hasattr(cls, "__post_init__"):
+        lines.append("    self.__post_init__()")
     exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(lines or ["    pass"]), namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"

@@ -12,16 +12,17 @@ simplifier's value classes still compare and hash by value.
 from __future__ import annotations
 
 import random
-from dataclasses import FrozenInstanceError, replace
+from dataclasses import FrozenInstanceError, field, replace
 
 import pytest
 
 from codegen.target import Target
 from schedule import Schedule
 from tests.schedule.seed_notebook import MyModuleMatmul
-from tir import For, ForKind, IntImm, Var
+from tir import For, ForKind, IntImm, PrimExpr, Var
 from tir.arith.canonical import SplitTerm, SumForm
 from tir.arith.const_bound import ConstIntBound
+from tir.expr import node
 from tir.structural import assert_structural_equal
 from tuner import workloads
 from tuner.space import SpaceError, SpaceGenerator, check_limits
@@ -157,3 +158,26 @@ def test_simplifier_values_compare_and_hash_by_value():
     term = SplitTerm(var, var, 1, None, 2)
     assert term == SplitTerm(var, var, 1, None, 2) and len({term, SplitTerm(var, var, 1, None, 2)}) == 1
     assert SumForm((term,), 1, "int32") == SumForm((term,), 1, "int32")
+
+
+def test_node_constructor_keeps_post_init_and_fields_outside_init():
+    calls = []
+
+    @node
+    class Checked(PrimExpr):
+        a: int
+        b: int = 2
+
+        def __post_init__(self):
+            calls.append((self.a, self.b))
+
+    @node
+    class Derived(PrimExpr):
+        a: int
+        c: int = field(default=5, init=False)
+
+    Checked(1)
+    assert calls == [(1, 2)]
+    assert (Derived(3).a, Derived(3).c) == (3, 5)
+    with pytest.raises(TypeError):
+        Derived(3, 4)
