@@ -33,7 +33,7 @@ from tir import (
     const,
 )
 from tir.analysis.block_access import infer_access_regions
-from tir.analysis.reducer import match_reducer
+from tir.analysis.reducer import identity_of, match_reducer
 from tir.expr import And
 from tir.functor import Mutator, Visitor, collect_vars, substitute, uses_var
 from tir.stmt import seq
@@ -242,7 +242,6 @@ def _blocks_under(stmt) -> list[Block]:
 
 
 _COMBINER_NAMES = {Add: "+", Mul: "*", Max: "max", Min: "min"}
-_IDENTITIES = {Add: 0, Mul: 1}
 
 
 def _check_rfactor_block(state: ScheduleState, block: Block) -> None:
@@ -259,9 +258,9 @@ def _check_rfactor_block(state: ScheduleState, block: Block) -> None:
 
 def _check_identity(block: Block, kind: type, init: BufferStore) -> None:
     """Sums and products must start from 0 and 1; max and min may start anywhere (idempotent)."""
-    if kind not in _IDENTITIES:
+    if kind not in (Add, Mul):
         return
-    identity = _IDENTITIES[kind]
+    identity = identity_of(kind, init.value.dtype).value
     if getattr(init.value, "value", None) != identity:
         raise InitNotIdentityError(
             f"can't rfactor block {block.name}: its reduction with {_COMBINER_NAMES[kind]} starts from "

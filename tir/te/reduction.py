@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import op
-from ..expr import PrimExpr, const
+from ..analysis.reducer import REDUCER_NAMES, combine, identity_of
+from ..expr import Add, Max, Min, PrimExpr, const
 from .axis import Axis
 
 
@@ -113,10 +114,14 @@ def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce") 
     return CommReducer(fcombine, fidentity, name)
 
 
-sum = comm_reducer(lambda x, y: x + y, lambda dtype: const(0, dtype), name="sum")  # noqa: A001 - TVM's name
-max = comm_reducer(  # noqa: A001 - TVM's name
-    op.max_value, lambda dtype: op.limit_value(dtype, largest=False), name="max"
-)
-min = comm_reducer(  # noqa: A001 - TVM's name
-    op.min_value, lambda dtype: op.limit_value(dtype, largest=True), name="min"
-)
+def _tabled(kind: type) -> CommReducer:
+    """The reducer of tir/analysis/reducer.py's table, so te, rfactor and the cross-thread
+    lowering agree on its combiner and its identity (TVM's: ``T.min_value`` for max)."""
+    return comm_reducer(
+        lambda x, y: combine(kind, x, y), lambda dtype: identity_of(kind, dtype), name=REDUCER_NAMES[kind]
+    )
+
+
+sum = _tabled(Add)  # noqa: A001 - TVM's name
+max = _tabled(Max)  # noqa: A001 - TVM's name
+min = _tabled(Min)  # noqa: A001 - TVM's name
