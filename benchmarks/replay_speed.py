@@ -13,6 +13,8 @@ number the issue compares with TVM's 3.1 ms), then ms per sampled candidate, per
 mutant (replay of a changed decision plus the limit check) and per feature
 vector, each the median over ``--rounds`` rounds; ``--profile`` adds the call
 counts and cumulative times of the top functions (cProfile) of one round.
+``--steady N`` times only the seed trace's replay, N times after 5 warm-ups (the
+steadier number on a loaded machine).
 """
 
 from __future__ import annotations
@@ -53,6 +55,19 @@ def seed_trace_replay_ms(rounds: int) -> float:
     return median_ms(lambda: Trace.apply_json_to_schedule(trace_json, Schedule(MyModuleMatmul)), rounds * 4)
 
 
+def steady_replay(replays: int) -> None:
+    """The seed trace replayed ``replays`` times after 5 warm-ups: median and fastest (CPU ms)."""
+    trace_json = blocking_with_shared(Schedule(MyModuleMatmul), 8, 8, 8, 8, 8).trace.as_json()
+    times = []
+    for number in range(replays + 5):
+        start = time.process_time()
+        Trace.apply_json_to_schedule(trace_json, Schedule(MyModuleMatmul))
+        if number >= 5:
+            times.append((time.process_time() - start) * 1e3)
+    median, fastest = statistics.median(times), min(times)
+    print(f"seed trace replay, {replays} replays: median {median:.2f} ms, fastest {fastest:.2f} ms")
+
+
 def candidate_loop(target: str, count: int, seed: int = 0):
     """One round of the cost model's loop without the model: ``count`` samples, one mutant
     of each, and the features of all of them. Returns the three phases as callables."""
@@ -75,7 +90,7 @@ def candidate_loop(target: str, count: int, seed: int = 0):
         rng = random.Random(seed)
         mutants.clear()
         for sch in schedules:
-            child = space.mutate(sch.trace, mod, rng)
+            child = space.mutate(sch, mod, rng)  # as the search does: replays from the changed decision
             if child is not None:
                 mutants.append(child)
 
@@ -113,7 +128,11 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=16, help="candidates sampled per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--steady", type=int, default=0, help="only the seed trace replay, this many times")
     args = parser.parse_args()
+    if args.steady:
+        steady_replay(args.steady)
+        return
     print(f"seed shared-memory matmul trace replay: {seed_trace_replay_ms(args.rounds):.1f} ms (median)")
     for target in args.targets.split(","):
         report(target, args.count, args.rounds, args.profile)

@@ -87,6 +87,7 @@ class Schedule(
     """
 
     def __init__(self, mod: IRModule | PrimFunc, seed: int | None = None, func_name: str | None = None):
+        self._origin = mod  # what the schedule was made from, as given (replay_prefix checks it)
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": dc_replace(mod, name="main")})
         if not isinstance(mod, IRModule):
@@ -102,6 +103,9 @@ class Schedule(
         self._keys: dict[_RV, Any] = {}
         self._removed: dict[_RV, str] = {}
         self._rng = random.Random(seed)
+        # Trace position -> a copy of the schedule before that (sampling) instruction: a replay
+        # with a changed decision starts there (replay_prefix), not from the beginning.
+        self._checkpoints: dict[int, Schedule] = {}
 
     # ------------------------------------------------------------ state
 
@@ -135,7 +139,29 @@ class Schedule(
         other._removed = dict(self._removed)
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
+        other._origin = self._origin
+        other._checkpoints = dict(self._checkpoints)
         return other
+
+    def replay_prefix(self, mod: IRModule | PrimFunc, position: int) -> Schedule | None:
+        """A schedule of ``mod`` with the first ``position`` instructions of this schedule's trace
+        applied, copied from the checkpoint this schedule kept before instruction ``position``
+        (it keeps one before each sampling instruction) instead of replayed; None when it kept
+        none there or was not made from ``mod`` itself. The copy uses this trace's own handles,
+        so the rest of the trace replays onto it (``Trace.apply_to_schedule(..., start=position)``):
+        what the tuner does for a candidate that differs from this one in decision ``position``.
+
+        >>> sch = Schedule(MyModule)                                  # doctest: +SKIP
+        >>> i, j, k = sch.get_loops(sch.get_block("C"))               # doctest: +SKIP
+        >>> factors = sch.sample_perfect_tile(i, n=2)                 # doctest: +SKIP
+        >>> prefix = sch.replay_prefix(MyModule, 2)                   # doctest: +SKIP
+        >>> len(prefix.trace), prefix.get(i) is sch.get(i)            # doctest: +SKIP
+        (2, True)
+        """
+        checkpoint = self._checkpoints.get(position)
+        if checkpoint is None or mod is not self._origin:
+            return None
+        return checkpoint.copy()
 
     def seed(self, seed: int) -> None:
         self._rng.seed(seed)
@@ -276,6 +302,8 @@ class Schedule(
         # Only a sampling primitive draws from the generator, so only it needs the state kept.
         saved_rng = self._rng.getstate() if prim.sampling else None
         args = self._blocks_by_name(prim, args)
+        if prim.sampling:  # after the lookups it records: the checkpoint is just before this instruction
+            self._checkpoints[len(self.trace)] = self.copy()
         try:
             resolved = {k: self._resolve(v) for k, v in args.items()}
             prim.check_handles(resolved)

@@ -222,6 +222,7 @@ class Trace:
         sch,
         decisions: dict[int, Any] | None = None,
         optional: frozenset[str] = frozenset(),
+        start: int = 0,
     ) -> None:
         """Replay every instruction on ``sch`` (a Schedule of the original module).
 
@@ -231,10 +232,12 @@ class Trace:
         so ``sch.trace`` records only what applied; any other failure raises ``ScheduleError``,
         as does a trace made for another program (a handle used before an instruction made it,
         arguments the primitive does not take, a different number of handles returned).
+        ``start`` replays from that instruction on, onto ``sch`` from ``Schedule.replay_prefix``
+        (the instructions before it already applied, with this trace's own handles).
         """
         decisions = decisions or {}
-        rv_map: dict[_RV, Any] = {}
-        for number, inst in enumerate(self.insts):
+        rv_map: dict[_RV, Any] = {rv: rv for inst in self.insts[:start] for rv in inst.outputs}
+        for number, inst in enumerate(self.insts[start:], start):
             prim = PRIMITIVES[inst.kind]
             args = {k: _map_rvs(v, rv_map, number) for k, v in inst.args.items()}
             if prim.sampling:

@@ -9,13 +9,11 @@ the buffers it allocates. Lowering removes blocks and leaves plain loops,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from .buffer import Buffer, BufferRegion
-from .expr import IterVar, PrimExpr, Var
-
-node = dataclass(frozen=True, slots=True, eq=False, repr=False)
+from .expr import IterVar, PrimExpr, Var, node
 
 
 class Stmt:

@@ -42,7 +42,7 @@ from tir.expr import (
     Var,
 )
 from tir.function import IRModule, PrimFunc, resolve_function
-from tir.functor import collect_vars, post_order_visit
+from tir.functor import collect_vars, stmts_pre_order
 from tir.stmt import (
     Allocate,
     Block,
@@ -173,12 +173,9 @@ def _annotated_unroll_step(stmt: Stmt) -> int:
     """The largest auto-unroll annotation on a loop or block, read before lowering because
     lowering drops block annotations."""
     steps = [0]
-
-    def note(node) -> None:
+    for node in stmts_pre_order(stmt):
         if isinstance(node, (For, Block)):
             steps.extend(_unroll_value(node.annotations.get(key)) for key in UNROLL_ANNOTATION_KEYS)
-
-    post_order_visit(stmt, note)
     return max(steps)
 
 

@@ -536,7 +536,7 @@ def _sample_new(space, mod, rng, count, admit) -> list[_Scored]:
 
 def _mutants(space, parent: _Scored, mod, rng, children: int):
     for _ in range(children):
-        child = space.mutate(parent.trace, mod, rng)
+        child = space.mutate(parent.sch, mod, rng)
         if child is not None:
             yield child
 

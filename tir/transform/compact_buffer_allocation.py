@@ -258,8 +258,10 @@ class _Reindexer(Mutator):
         return self.generic_visit(realize)
 
     def visit_Block(self, block: Block) -> Stmt:
-        new = self.generic_visit(block)
         touched = any(r.buffer in self.remap for r in block.reads + block.writes)
+        if not self.infer_regions:
+            return self._without_regions(block, touched)
+        new = self.generic_visit(block)
         if new is block or not touched:
             return new
         # Regions are re-inferred from the rewritten body: an outer block's regions were over
@@ -267,6 +269,21 @@ class _Reindexer(Mutator):
         reads, writes = infer_access_regions(new) if self.infer_regions else ((), ())
         return Block(
             new.name, new.iter_vars, reads, writes, new.body, new.init, new.alloc_buffers, new.annotations
+        )
+
+    def _without_regions(self, block: Block, touched: bool) -> Block:
+        """``visit_Block`` when regions are not inferred: the regions of a block that names a
+        compacted buffer are left empty and the others name none, so neither is rewritten."""
+        body = self.visit(block.body)
+        init = self.visit(block.init) if block.init is not None else None
+        if touched:
+            reads, writes = (), ()
+        elif body is block.body and init is block.init:
+            return block
+        else:
+            reads, writes = block.reads, block.writes
+        return Block(
+            block.name, block.iter_vars, reads, writes, body, init, block.alloc_buffers, block.annotations
         )
 
     def visit_BufferRegion(self, region: BufferRegion) -> BufferRegion:

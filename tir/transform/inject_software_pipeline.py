@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
-from ..functor import Mutator, StmtMutator, Visitor, substitute
+from ..functor import Mutator, StmtMutator, Visitor, stmts_pre_order, substitute
 from ..matrix_ops import matrix_op_of, read_arguments, written_buffers
 from ..stmt import Block, BlockRealize, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt, seq
 from .inject_thread_sync import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT, SYNCHRONIZED_ATTR, storage_sync
@@ -82,15 +82,18 @@ def software_pipeline_versions(func: PrimFunc) -> dict[Buffer, int]:
     """How many versions the pipelines of ``func`` give each buffer they multi-version (the
     buffers of the IR as it is before this pass: the tuner's shared-memory limit check)."""
     found: dict[Buffer, int] = {}
-
-    class _Loops(Visitor):
-        def visit_For(self, loop: For) -> None:
-            if any(key in loop.annotations for key in PIPELINE_KEYS):
-                found.update(_versions(_read_pipeline(loop)))
-            self.generic_visit(loop)
-
-    _Loops().visit(func.body)
+    for stmt in stmts_pre_order(func.body):
+        if isinstance(stmt, For):
+            found.update(loop_pipeline_versions(stmt))
     return found
+
+
+def loop_pipeline_versions(loop: For) -> dict[Buffer, int]:
+    """``software_pipeline_versions`` of one loop: empty unless the loop is annotated for a
+    pipeline (then checked like the pass checks it: ``SoftwarePipelineError``)."""
+    if not any(key in loop.annotations for key in PIPELINE_KEYS):
+        return {}
+    return _versions(_read_pipeline(loop))
 
 
 def _rewrite(func: PrimFunc, pipeline: bool, async_copies: bool) -> PrimFunc:
@@ -113,13 +116,9 @@ def _rewrite(func: PrimFunc, pipeline: bool, async_copies: bool) -> PrimFunc:
 def _unique_names(func: PrimFunc) -> set[str]:
     """Names that exactly one buffer of ``func`` has (parameters and allocations)."""
     buffers = set(func.buffer_params)
-
-    class _Allocs(Visitor):
-        def visit_Block(self, block: Block) -> None:
-            buffers.update(block.alloc_buffers)
-            self.generic_visit(block)
-
-    _Allocs().visit(func.body)
+    for stmt in stmts_pre_order(func.body):
+        if isinstance(stmt, Block):
+            buffers.update(stmt.alloc_buffers)
     counts: dict[str, int] = {}
     for buffer in buffers:
         counts[buffer.name] = counts.get(buffer.name, 0) + 1
@@ -246,16 +245,7 @@ def _accesses(stmt: Stmt) -> tuple[set[Buffer], set[Buffer]]:
 
 
 def _block_names(stmt: Stmt) -> list[str]:
-    names: list[str] = []
-
-    class _Names(Visitor):
-        def visit_Block(self, block: Block) -> None:
-            if block.name:
-                names.append(block.name)
-            self.generic_visit(block)
-
-    _Names().visit(stmt)
-    return names
+    return [s.name for s in stmts_pre_order(stmt) if isinstance(s, Block) and s.name]
 
 
 # ---------------------------------------------------------------- checking the dependences

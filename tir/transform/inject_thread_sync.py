@@ -44,67 +44,90 @@ def storage_sync() -> Evaluate:
     return Evaluate(Call("int32", "tvm_storage_sync", (StringImm("shared"),)))
 
 
+class _AsyncFilled(Visitor):
+    def __init__(self, synchronized: frozenset[str]):
+        self.synchronized = synchronized
+        self.found: set[Buffer] = set()
+
+    def visit_BufferStore(self, store: BufferStore) -> None:
+        value = store.value
+        if isinstance(value, Call) and value.op == ASYNC_COPY and store.buffer.name not in self.synchronized:
+            self.found.add(store.buffer)
+        self.generic_visit(store)
+
+
 def _async_filled(stmt: Stmt, synchronized: frozenset[str]) -> set[Buffer]:
     """The shared buffers that asynchronous copies below ``stmt`` fill (those a pipeline
     synchronizes itself left out)."""
-    found = set()
+    collector = _AsyncFilled(synchronized)
+    collector.visit(stmt)
+    return collector.found
 
-    class _Collect(Visitor):
-        def visit_BufferStore(self, store: BufferStore) -> None:
-            value = store.value
-            if isinstance(value, Call) and value.op == ASYNC_COPY and store.buffer.name not in synchronized:
-                found.add(store.buffer)
-            self.generic_visit(store)
 
-    _Collect().visit(stmt)
-    return found
+Accesses = tuple[set, set, set]
+
+
+class _SharedAccesses(Visitor):
+    """What ``_shared_accesses`` collects; a statement already in ``known`` (the same object) adds
+    its recorded sets instead of being walked again."""
+
+    def __init__(self, async_filled: set[Buffer], synchronized: frozenset[str], known: dict):
+        self.async_filled, self.synchronized, self.known = async_filled, synchronized, known
+        self.reads: set[Buffer] = set()
+        self.writes: set[Buffer] = set()
+        self.landed: set[Buffer] = set()
+
+    def visit(self, node) -> None:
+        recorded = self.known.get(id(node)) if isinstance(node, Stmt) else None
+        if recorded is not None and recorded[0] is node:
+            reads, writes, landed = recorded[1]
+            self.reads |= reads
+            self.writes |= writes
+            self.landed |= landed
+            return
+        super().visit(node)
+
+    def visit_BufferLoad(self, load: BufferLoad) -> None:
+        if load.buffer.scope == "shared" and load.buffer.name not in self.synchronized:
+            self.reads.add(load.buffer)
+        self.generic_visit(load)
+
+    def visit_BufferStore(self, store: BufferStore) -> None:
+        if store.buffer.scope == "shared" and store.buffer.name not in self.synchronized:
+            self.writes.add(store.buffer)
+        self.generic_visit(store)
+
+    def visit_Call(self, call: Call) -> None:
+        if call.op == ASYNC_WAIT:
+            self.landed.update(self.async_filled)
+        if matrix_op_of(call) is None:
+            self.generic_visit(call)
+            return
+        # A matrix operation stores its destination tile (simdgroup_store to shared memory).
+        stored = written_buffers(call)
+        self.writes.update(b for b in stored if b.scope == "shared" and b.name not in self.synchronized)
+        for arg in read_arguments(call):
+            self.visit(arg)
 
 
 def _shared_accesses(
-    stmt: Stmt, async_filled: set[Buffer], synchronized: frozenset[str]
-) -> tuple[set, set, set]:
-    """The shared buffers ``stmt`` reads and writes, and those whose async copies land in it."""
-    reads, writes, landed = set(), set(), set()
-
-    class _Collect(Visitor):
-        def visit_BufferLoad(self, load: BufferLoad) -> None:
-            if load.buffer.scope == "shared" and load.buffer.name not in synchronized:
-                reads.add(load.buffer)
-            self.generic_visit(load)
-
-        def visit_BufferStore(self, store: BufferStore) -> None:
-            if store.buffer.scope == "shared" and store.buffer.name not in synchronized:
-                writes.add(store.buffer)
-            self.generic_visit(store)
-
-        def visit_Call(self, call: Call) -> None:
-            if call.op == ASYNC_WAIT:
-                landed.update(async_filled)
-            if matrix_op_of(call) is None:
-                self.generic_visit(call)
-                return
-            # A matrix operation stores its destination tile (simdgroup_store to shared memory).
-            stored = written_buffers(call)
-            writes.update(b for b in stored if b.scope == "shared" and b.name not in synchronized)
-            for arg in read_arguments(call):
-                self.visit(arg)
-
-    _Collect().visit(stmt)
-    return reads, writes, landed
+    stmt: Stmt, async_filled: set[Buffer], synchronized: frozenset[str], known: dict
+) -> Accesses:
+    """The shared buffers ``stmt`` reads and writes, and those whose async copies land in it;
+    remembered in ``known`` (by the statement's id, the statement kept), so that the sequence
+    around it reuses them (a kernel is walked once, not once per level of nesting)."""
+    collector = _SharedAccesses(async_filled, synchronized, known)
+    collector.visit(stmt)
+    found = (collector.reads, collector.writes, collector.landed)
+    known[id(stmt)] = (stmt, found)
+    return found
 
 
-def _plan(
-    stmts: tuple[Stmt, ...],
-    pending_reads: set,
-    pending_writes: set,
-    async_filled: set[Buffer],
-    synchronized: frozenset[str],
-) -> tuple[list[int], set, set]:
+def _plan(accesses: list[Accesses], pending_reads: set, pending_writes: set) -> tuple[list[int], set, set]:
     """Positions needing a barrier before them, and the pending sets after the last statement."""
     pending_reads, pending_writes = set(pending_reads), set(pending_writes)
     positions = []
-    for position, stmt in enumerate(stmts):
-        reads, writes, landed = _shared_accesses(stmt, async_filled, synchronized)
+    for position, (reads, writes, landed) in enumerate(accesses):
         if reads & pending_writes or writes & (pending_reads | pending_writes):
             positions.append(position)
             pending_reads, pending_writes = set(), set()
@@ -119,6 +142,7 @@ class _SyncInjector(StmtMutator):
         self.synchronized = synchronized
         self.in_kernel = False
         self.serial_bodies: set[int] = set()
+        self.known: dict[int, tuple[Stmt, Accesses]] = {}  # see _shared_accesses
 
     def visit_For(self, loop: For) -> Stmt:
         if loop.kind is ForKind.THREAD_BINDING and not self.in_kernel:
@@ -135,9 +159,10 @@ class _SyncInjector(StmtMutator):
         new = self.generic_visit(block)
         if not self.in_kernel:
             return new
-        positions, reads, writes = _plan(new.seq, set(), set(), self.async_filled, self.synchronized)
+        accesses = [_shared_accesses(s, self.async_filled, self.synchronized, self.known) for s in new.seq]
+        positions, reads, writes = _plan(accesses, set(), set())
         if id(block) in self.serial_bodies:
-            positions, _, _ = _plan(new.seq, reads, writes, self.async_filled, self.synchronized)
+            positions, _, _ = _plan(accesses, reads, writes)
         if not positions:
             return new
         out: list[Stmt] = []

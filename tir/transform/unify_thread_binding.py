@@ -13,16 +13,21 @@ same serial program, so check numbers before this pass and structure after it.
 
 from __future__ import annotations
 
-from ..expr import Var
+from ..expr import PrimExpr, Var
 from ..function import PrimFunc
 from ..functor import StmtMutator, substitute
 from ..stmt import For, ForKind, Stmt
 
 
 class _Unifier(StmtMutator):
+    """Renames and removes the bound loops, statements only; ``vmap`` collects each bound loop's
+    variable -> its tag's Var, substituted into the whole function once at the end (not into
+    each bound loop's body as it is met, which walked a kernel once per nesting level)."""
+
     def __init__(self):
-        self.kernel: dict[str, tuple[Var, For]] | None = None
+        self.kernel: dict[str, tuple[Var, For, PrimExpr]] | None = None
         self.active: set[str] = set()
+        self.vmap: dict[Var, PrimExpr] = {}
 
     def visit_For(self, loop: For) -> Stmt:
         tag = loop.thread_tag if loop.kind is ForKind.THREAD_BINDING else None
@@ -38,36 +43,40 @@ class _Unifier(StmtMutator):
                 self.kernel = None
 
     def _bound_loop(self, loop: For, tag: str) -> Stmt:
+        # The loop's range as it reads with the outer bound loops renamed.
+        start, extent = substitute(loop.min, self.vmap), substitute(loop.extent, self.vmap)
         known = self.kernel.get(tag)
         if known is None:
             var = Var(tag.replace(".", "_"), loop.loop_var.dtype)
-            self.kernel[tag] = (var, loop)
+            self.kernel[tag] = (var, loop, extent)
         else:
-            var, first = known
-            if not _same_extent(first, loop):
+            var, first, first_extent = known
+            if not _same_extent(first_extent, extent):
                 raise ValueError(
                     f"loops bound to {tag!r} in one kernel must have one extent, but "
-                    f"'{first.loop_var.name}' has extent {first.extent!r} and '{loop.loop_var.name}' has "
-                    f"{loop.extent!r}; split the loops so both have the same extent (use T.where for the "
+                    f"'{first.loop_var.name}' has extent {first_extent!r} and '{loop.loop_var.name}' has "
+                    f"{extent!r}; split the loops so both have the same extent (use T.where for the "
                     "ragged part) or bind one of them to another thread axis"
                 )
-        body = substitute(loop.body, {loop.loop_var: var})
+        self.vmap[loop.loop_var] = var
         if tag in self.active:
-            return self.visit(body)
+            return self.visit(loop.body)
         self.active.add(tag)
         try:
-            body = self.visit(body)
+            body = self.visit(loop.body)
         finally:
             self.active.discard(tag)
-        return For(var, loop.min, loop.extent, loop.kind, body, loop.thread_tag, loop.annotations)
+        return For(var, start, extent, loop.kind, body, loop.thread_tag, loop.annotations)
 
 
-def _same_extent(a: For, b: For) -> bool:
+def _same_extent(a: PrimExpr, b: PrimExpr) -> bool:
     from ..arith import Analyzer
 
-    return Analyzer().can_prove(a.extent.equal(b.extent))
+    return Analyzer().can_prove(a.equal(b))
 
 
 def unify_thread_binding(func: PrimFunc) -> PrimFunc:
     """One Var per thread tag per kernel; nested loops of an already bound tag are removed."""
-    return func.with_body(_Unifier().visit(func.body))
+    unifier = _Unifier()
+    body = unifier.visit(func.body)
+    return func.with_body(substitute(body, unifier.vmap))

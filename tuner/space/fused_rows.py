@@ -25,15 +25,17 @@ import math
 
 from codegen.target import Target
 from schedule import Schedule
-from tir import IterKind
+from tir import Block, IterKind
 
 from .elementwise import CROSS_THREAD_CANDIDATES, CROSS_THREAD_MIN_EXTENT
 from .structure import BlockKind, annotate_unroll, classify, fuse_loops, is_spatial
 
 
-def row_reductions(sch: Schedule, name: str) -> list[str]:
+def row_reductions(sch: Schedule, name: str, reductions: list[tuple[str, Block]] | None = None) -> list[str]:
     """The root reductions, in program order, that block ``name`` can share its row kernel with
-    (see the module docstring); empty when it is no such consumer."""
+    (see the module docstring); empty when it is no such consumer. ``reductions`` is
+    ``long_reductions(sch)`` when the caller asks for several blocks of one schedule (each
+    block is classified once, not once per consumer)."""
     block = sch.find_block(name)
     if block is None or not is_spatial(block) or sch.loop_iters(block) is None:
         return []
@@ -42,19 +44,27 @@ def row_reductions(sch: Schedule, name: str) -> list[str]:
         return []
     read = {r.buffer for r in block.reads}
     found = []
-    for other in sch.block_names():
-        producer = sch.find_block(other)
-        if producer is block or classify(sch, producer) is not BlockKind.REDUCTION:
-            continue
-        if producer.writes[0].buffer not in read:
-            continue
+    for other, producer in long_reductions(sch) if reductions is None else reductions:
         spatial = [iv for iv in producer.iter_vars if iv.kind is IterKind.SPATIAL]
-        reduce = [iv for iv in producer.iter_vars if iv.kind is IterKind.REDUCE]
-        extents = [iv.dom.extent for iv in reduce]
-        if len(spatial) != rows or not all(hasattr(e, "value") for e in extents):
-            continue
-        if math.prod(e.value for e in extents) >= CROSS_THREAD_MIN_EXTENT:
+        if producer is not block and producer.writes[0].buffer in read and len(spatial) == rows:
             found.append(other)
+    return found
+
+
+def long_reductions(sch: Schedule) -> list[tuple[str, Block]]:
+    """The blocks of ``sch`` that ``classify`` gives the reduction rule and that reduce a constant
+    number of at least ``CROSS_THREAD_MIN_EXTENT`` elements per output, with their names, in
+    program order: the producers ``row_reductions`` may fuse."""
+    found = []
+    for name in sch.block_names():
+        block = sch.find_block(name)
+        if classify(sch, block) is not BlockKind.REDUCTION:
+            continue
+        extents = [iv.dom.extent for iv in block.iter_vars if iv.kind is IterKind.REDUCE]
+        if all(hasattr(e, "value") for e in extents) and math.prod(e.value for e in extents) >= (
+            CROSS_THREAD_MIN_EXTENT
+        ):
+            found.append((name, block))
     return found
 
 

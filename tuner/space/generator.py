@@ -34,12 +34,12 @@ from typing import Any
 from codegen.target import Target
 from schedule import Schedule, ScheduleError, Trace
 from tir import Block, IRModule, PrimFunc
-from tir.functor import post_order_visit
+from tir.functor import stmts_pre_order
 from tir.transform.inject_software_pipeline import STAGE_KEY
 
 from .auto_inline import inline_producers
 from .elementwise import elementwise_cpu, elementwise_gpu, reduction_cpu, reduction_gpu
-from .fused_rows import fused_rows_gpu, row_reductions
+from .fused_rows import fused_rows_gpu, long_reductions, row_reductions
 from .limits import SpaceError, check_limits, kernels
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
@@ -169,8 +169,9 @@ class SpaceGenerator:
         """Apply the fused-rows rule to every block it fits (unless it failed on it before); the
         names of the consumers it scheduled."""
         done = set()
+        producers = long_reductions(sch)  # classified once; again only after a fusion moved blocks
         for name in sch.block_names():
-            reductions = [] if name in fallback else row_reductions(sch, name)
+            reductions = [] if name in fallback else row_reductions(sch, name, producers)
             if not reductions:
                 continue
             try:
@@ -178,21 +179,26 @@ class SpaceGenerator:
             except ScheduleError as err:
                 raise _RuleFailed(name, BlockKind.FUSED_ROWS, err) from err
             done |= _nest_blocks(sch, name)
+            producers = long_reductions(sch)
         return done
 
     # ------------------------------------------------------------ mutation and replay
 
-    def mutate(self, trace: Trace, mod: IRModule | PrimFunc, rng: random.Random) -> Schedule | None:
-        """A candidate that differs from ``trace`` (a candidate of this space) in one decision,
-        replayed on ``mod``; None when no mutation tried (up to a few) replays to a candidate
-        within the limits. Never raises for a trace that does not fit ``mod``: that is None too."""
+    def mutate(
+        self, parent: Schedule | Trace, mod: IRModule | PrimFunc, rng: random.Random
+    ) -> Schedule | None:
+        """A candidate that differs from ``parent`` (a candidate of this space, or its trace) in one
+        decision, replayed on ``mod``; None when no mutation tried (up to a few) replays to a
+        candidate within the limits. Never raises for a trace that does not fit ``mod``: that is
+        None too. Given the schedule, the replay starts at the changed decision (see ``replay``)."""
+        trace = parent.trace if isinstance(parent, Schedule) else parent
         decisions = trace.decisions
         mutable = [i for i in decisions if _can_mutate(trace.insts[i])]
         for _ in range(MUTATION_ATTEMPTS if mutable else 0):
             index = rng.choice(mutable)
             decision = _mutated_decision(trace.insts[index], rng)
             try:
-                sch = self.replay(trace, mod, {index: decision})
+                sch = self.replay(parent, mod, {index: decision})
                 # A new tiling or pipeline depth can outgrow the memory limits; other decisions leave
                 # the buffers as they were.
                 check_limits(sch.mod, self.target, memory=_sizes_buffers(trace, index))
@@ -202,12 +208,21 @@ class SpaceGenerator:
         return None
 
     @staticmethod
-    def replay(trace: Trace, mod: IRModule | PrimFunc, decisions: dict[int, Any] | None = None) -> Schedule:
-        """``trace`` replayed on a fresh schedule of ``mod`` with ``decisions`` changed, skipping the
-        optional instructions (vectorize) that the new decisions make illegal
-        (``Trace.apply_to_schedule`` with ``OPTIONAL_ON_REPLAY``)."""
-        sch = Schedule(mod)
-        trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY)
+    def replay(
+        parent: Schedule | Trace, mod: IRModule | PrimFunc, decisions: dict[int, Any] | None = None
+    ) -> Schedule:
+        """``parent``'s trace replayed on a fresh schedule of ``mod`` with ``decisions`` changed,
+        skipping the optional instructions (vectorize) that the new decisions make illegal
+        (``Trace.apply_to_schedule`` with ``OPTIONAL_ON_REPLAY``). Given a schedule made from
+        ``mod`` rather than a trace, the instructions before the first changed decision are not
+        replayed: they give what they gave ``parent``, whose checkpoint there is the start
+        (``Schedule.replay_prefix``; the same trace gives the same program)."""
+        trace = parent.trace if isinstance(parent, Schedule) else parent
+        start = min(decisions) if decisions else len(trace.insts)
+        sch = parent.replay_prefix(mod, start) if isinstance(parent, Schedule) else None
+        if sch is None:
+            sch, start = Schedule(mod), 0
+        trace.apply_to_schedule(sch, decisions, optional=OPTIONAL_ON_REPLAY, start=start)
         return sch
 
 
@@ -215,8 +230,7 @@ def _nest_blocks(sch: Schedule, name: str) -> set[str]:
     """Names of the blocks in the top-level loop nest that holds block ``name``: the blocks a rule
     moved into it (an epilogue, fused reductions) are scheduled with it. Records nothing."""
     for nest in kernels(sch.func):
-        names: set[str] = set()
-        post_order_visit(nest, lambda n, names=names: names.add(n.name) if isinstance(n, Block) else None)
+        names = {n.name for n in stmts_pre_order(nest) if isinstance(n, Block)}
         if name in names:
             return names
     return set()

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 from codegen.pipeline import planned_allocations
 from codegen.target import Target
-from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt, Visitor
+from tir import Block, BlockRealize, Buffer, For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt, Stmt
 from tir.function import resolve_function
-from tir.transform.inject_software_pipeline import SoftwarePipelineError, software_pipeline_versions
+from tir.functor import stmts_pre_order
+from tir.transform.inject_software_pipeline import (
+    PIPELINE_KEYS,
+    SoftwarePipelineError,
+    loop_pipeline_versions,
+)
 
 # Per-thread arrays (a tile's accumulators) are the space's own limit, not the target's: on
 # the CPU they live on the stack of an OpenMP worker thread (often only a few MiB); a GPU
@@ -50,7 +55,8 @@ def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) 
 
     ``memory=False`` checks the threads only, skipping the buffer compaction that measuring
     shared and local memory needs (most of the cost): for candidates whose tiles were drawn
-    within the memory limits, as ``SpaceGenerator.sample`` draws them."""
+    within the memory limits, as ``SpaceGenerator.sample`` draws them. Each function is
+    walked once, statements only (a candidate is checked thousands of times a run)."""
     func = resolve_function(mod)
     if target.is_gpu:
         for number, kernel in enumerate(kernels(func)):
@@ -58,26 +64,43 @@ def check_limits(mod: IRModule | PrimFunc, target: Target, memory: bool = True) 
     if not memory:
         return
     planned = planned_allocations(func)
+    walked = [_Allocations(kernel) for kernel in kernels(planned)]
     if target.is_gpu:
+        versions: dict[Buffer, int] = {}
         try:
-            versions = software_pipeline_versions(planned)
+            for allocations in walked:
+                for loop in allocations.pipelined:
+                    versions.update(loop_pipeline_versions(loop))
         except SoftwarePipelineError as error:
             raise SpaceError(str(error), limit="software_pipeline") from error
-        for number, kernel in enumerate(kernels(planned)):
-            _check_shared_memory(kernel, number, target, versions)
-    _check_local_arrays(planned, target)
+        for number, allocations in enumerate(walked):
+            _check_shared_memory(allocations.shared, number, target, versions)
+    root = planned.body.block.alloc_buffers if isinstance(planned.body, BlockRealize) else ()
+    local = [b for b in root if b.scope == "local"] + [b for a in walked for b in a.local]
+    _check_local_arrays(local, target)
 
 
-def _thread_extents(kernel) -> dict[str, set[int]]:
+class _Allocations:
+    """What the memory limits read in one kernel of a planned function, from one walk over its
+    statements: the shared and local buffers it allocates and its pipelined loops (in order)."""
+
+    def __init__(self, kernel: Stmt):
+        self.shared: list[Buffer] = []
+        self.local: list[Buffer] = []
+        self.pipelined: list[For] = []
+        for stmt in stmts_pre_order(kernel):
+            if isinstance(stmt, Block):
+                self.shared.extend(b for b in stmt.alloc_buffers if b.scope == "shared")
+                self.local.extend(b for b in stmt.alloc_buffers if b.scope == "local")
+            elif isinstance(stmt, For) and any(key in stmt.annotations for key in PIPELINE_KEYS):
+                self.pipelined.append(stmt)
+
+
+def _thread_extents(kernel: Stmt) -> dict[str, set[int]]:
     extents: dict[str, set[int]] = {}
-
-    class _Threads(Visitor):
-        def visit_For(self, loop: For) -> None:
-            if loop.kind is ForKind.THREAD_BINDING and isinstance(loop.extent, IntImm):
-                extents.setdefault(loop.thread_tag, set()).add(loop.extent.value)
-            self.generic_visit(loop)
-
-    _Threads().visit(kernel)
+    for loop in stmts_pre_order(kernel):
+        if isinstance(loop, For) and loop.kind is ForKind.THREAD_BINDING and isinstance(loop.extent, IntImm):
+            extents.setdefault(loop.thread_tag, set()).add(loop.extent.value)
     return extents
 
 
@@ -100,20 +123,10 @@ def _check_threads(kernel, number: int, target: Target) -> None:
         )
 
 
-def _allocated(kernel, scope: str) -> list[Buffer]:
-    found: list[Buffer] = []
-
-    class _Allocs(Visitor):
-        def visit_Block(self, block: Block) -> None:
-            found.extend(b for b in block.alloc_buffers if b.scope == scope)
-            self.generic_visit(block)
-
-    _Allocs().visit(kernel)
-    return found
-
-
-def _check_shared_memory(kernel, number: int, target: Target, versions: dict[Buffer, int]) -> None:
-    sizes = [(b.static_nbytes(), versions.get(b, 1)) for b in _allocated(kernel, "shared")]
+def _check_shared_memory(
+    shared: list[Buffer], number: int, target: Target, versions: dict[Buffer, int]
+) -> None:
+    sizes = [(b.static_nbytes(), versions.get(b, 1)) for b in shared]
     total = sum(size * copies for size, copies in sizes if size is not None)
     if total > target.max_shared_memory_bytes:
         raise SpaceError(
@@ -123,9 +136,9 @@ def _check_shared_memory(kernel, number: int, target: Target, versions: dict[Buf
         )
 
 
-def _check_local_arrays(func: PrimFunc, target: Target) -> None:
+def _check_local_arrays(local: list[Buffer], target: Target) -> None:
     limit = MAX_LOCAL_BYTES["gpu" if target.is_gpu else "c"]
-    for buffer in _allocated(func.body, "local"):
+    for buffer in local:
         size = buffer.static_nbytes()
         if size is not None and size > limit:
             raise SpaceError(
