@@ -27,7 +27,7 @@ from tir.structural import assert_structural_equal
 from tuner import workloads
 from tuner.space import SpaceError, SpaceGenerator, check_limits
 from tuner.space.generator import _can_mutate, _mutated_decision
-from tuner.space.tensor_core import MAX_DRAFTS, _draft, _SharedTiles
+from tuner.space.tensor_core import MAX_DRAFTS, _draft, _Limits
 
 SHAPES = {"cuda": (64, 64, 64), "c": (32, 32, 32)}
 
@@ -94,18 +94,18 @@ def test_a_checkpoint_belongs_to_its_module():
 
 
 def test_tensor_core_drafts_fit_in_shared_memory():
-    block = workloads.matmul(1024, 1024, 1024, "float16")["main"].body.block.body
-    while not hasattr(block, "iter_values"):
-        block = block.body
-    shared = _SharedTiles((16, 16, 16), block.block, 12 * 1024)
+    # WMMA tiles of float16 with a float16 C, 12 KiB of shared memory: every draft's padded A and
+    # B tiles (rows of 32k + 16 bytes) fit.
+    target = replace(Target.parse("cuda"), max_shared_memory_bytes=12 * 1024)
+    limits = _Limits("cuda", 2, 2, target)
     sch = Schedule(workloads.matmul(16, 16, 16))
-    fits = 0
     for seed in range(40):
         sch.seed(seed)
-        m, n, k = _draft(sch, [64, 64, 64], 8, shared)
-        assert (m[1] * m[2] + n[1] * n[2]) * 16 * k[1] * 16 * 2 <= 12 * 1024
-        fits += 1
-    assert fits == 40 and MAX_DRAFTS > 0
+        (_, wm, fm), (_, wn, fn), (_, fk) = draft = _draft(sch, [64, 64, 64], limits)
+        rows, columns, depth = wm * fm * 16, wn * fn * 16, fk * 16
+        assert limits.shared_bytes(draft) <= 12 * 1024
+        assert limits.shared_bytes(draft) >= (rows + columns) * depth * 2  # the padding only adds
+    assert MAX_DRAFTS > 0
 
 
 def test_tensor_core_samples_are_not_redrawn_for_shared_memory(monkeypatch):
