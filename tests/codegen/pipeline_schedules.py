@@ -7,13 +7,26 @@ the accumulators in a local write cache, and the outer k loop annotated as
 MetaSchedule does: ``software_pipeline_stage = [0, 0, stages - 1]``, order ``[0, 1, 2]``,
 ``software_pipeline_async_stages = [0]`` when ``async_copy`` (cp.async on CUDA sm_80+;
 every other target copies synchronously). ``stages=1`` leaves the loop unannotated.
+
+``fragments=True`` schedules what fast SGEMMs do on top (``register_fragments``):
+every k step first loads the thread's column of A and row of B from shared memory
+into local register fragments as float4s, then runs the ``reg x reg`` FMAs from
+registers; A is stored transposed in shared memory so that its column is contiguous;
+both tiles store a thread's ``reg`` rows (columns) as groups of 4 spread
+``rows / reg * 4`` apart, so that the float4 reads of a warp are conflict-free; A's
+transposing copy moves one element per thread-lane (4-byte cp.async) with its rows
+padded by 4 floats (conflict-free stores); C is stored as float4s.
 """
 
 from __future__ import annotations
 
 import tir
 from schedule import Schedule
+from schedule.instruction import BlockRV, LoopRV
 from tuner import workloads
+
+# Floats per fragment vector: the float4 of a 128-bit shared-memory load.
+FRAGMENT_LANES = 4
 
 
 def pipelined_matmul(
@@ -25,8 +38,10 @@ def pipelined_matmul(
     cols: int = 64,
     depth: int = 16,
     reg: int = 4,
+    fragments: bool = False,
 ) -> tir.IRModule:
-    """The scheduled ``n x n x n`` matmul (``n`` a multiple of the tiles)."""
+    """The scheduled ``n x n x n`` matmul (``n`` a multiple of the tiles; ``reg`` a multiple
+    of 4 with ``fragments``)."""
     sch = Schedule(workloads.matmul(n, n, n))
     block = sch.get_block("C")
     write_back = sch.cache_write(block, 0, "local")
@@ -41,14 +56,19 @@ def pipelined_matmul(
     sch.bind(thread_x, "threadIdx.x")
     sch.reverse_compute_at(write_back, thread_x)
     threads = (rows // reg) * (cols // reg)
+    shared = []
     for index in (0, 1):
         cache = sch.cache_read(block, index, "shared")
+        shared.append(cache)
         sch.compute_at(cache, k0)
         fused = sch.fuse(*sch.get_loops(cache)[-2:])
-        _, tx, vec = sch.split(fused, [None, threads, lanes])
+        copy_lanes = 1 if fragments and index == 0 else lanes
+        _, tx, vec = sch.split(fused, [None, threads, copy_lanes])
         sch.bind(tx, "threadIdx.x")
-        if lanes > 1:
+        if copy_lanes > 1:
             sch.vectorize(vec)
+    if fragments:
+        register_fragments(sch, block, k1, shared, reg, write_back)
     sch.decompose_reduction(block, k0)
     if stages > 1:
         sch.annotate(k0, "software_pipeline_stage", [0, 0, stages - 1])
@@ -56,3 +76,45 @@ def pipelined_matmul(
         if async_copy:
             sch.annotate(k0, "software_pipeline_async_stages", [0])
     return sch.mod
+
+
+def register_fragments(
+    sch: Schedule,
+    block: BlockRV,
+    k1: LoopRV,
+    shared: list[BlockRV],
+    reg: int,
+    write_back: BlockRV,
+) -> None:
+    """Per k step, float4 register fragments of A's column and B's row read from shared tiles
+    stored as ``[k, group, thread, 4]`` (A transposed, its rows padded), and float4 C stores."""
+    fragments = [sch.cache_read(block, index, "local") for index in (0, 1)]
+    for fragment in fragments:
+        sch.compute_at(fragment, k1)
+    sch.transform_layout(fragments[0], ("write", 0), lambda r, k: (k, r))
+    for cache, transposed in zip(shared, (True, False)):
+        layout = _spread(reg, transposed)
+        if layout is not None:
+            sch.transform_layout(cache, ("write", 0), layout)
+    sch.storage_align(shared[0], 0, 0, 32, FRAGMENT_LANES)
+    for fragment in fragments:
+        _vectorize_innermost(sch, fragment)
+    _vectorize_innermost(sch, write_back)
+
+
+def _spread(reg: int, transposed: bool):
+    """``(row, k)`` (or ``(k, col)``) -> ``(k, group, thread, lane)``: a thread's ``reg``
+    consecutive rows become ``reg / 4`` float4s one thread-row of float4s apart; None
+    where that is B's own layout (one group)."""
+    if reg == FRAGMENT_LANES:
+        return (lambda x, k: (k, x)) if transposed else None
+
+    def spread(k, x):
+        return (k, x % reg // FRAGMENT_LANES, x // reg, x % FRAGMENT_LANES)
+
+    return (lambda x, k: spread(k, x)) if transposed else spread
+
+
+def _vectorize_innermost(sch: Schedule, block: BlockRV) -> None:
+    _, lanes = sch.split(sch.get_loops(block)[-1], [None, FRAGMENT_LANES])
+    sch.vectorize(lanes)
