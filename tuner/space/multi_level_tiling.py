@@ -62,10 +62,11 @@ from math import prod
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
+from schedule.analysis import bindings_of, realizes_under
 from tir import Block, Buffer, BufferLoad, For, IntImm, IterKind, IterVar, PrimExpr, Var, structural_equal
 from tir.arith import Analyzer
 from tir.dtype import bytes_of
-from tir.functor import post_order_visit, substitute
+from tir.functor import collect_vars, post_order_visit, substitute
 from tir.stmt import BufferStore, SeqStmt
 from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 
@@ -78,6 +79,9 @@ FETCH_VECTOR_LANES = [1, 2, 4]
 # Software pipeline depths the GPU rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 MAX_DRAFTS = 1024
+# The share of GPU samples whose innermost reduction step reads its inputs through register
+# fragments (_register_fragments); a structural choice, kept by mutations of the other decisions.
+FRAGMENT_SHARE = 0.5
 # storage_align of the shared caches: row strides of 32 * k + (16 bytes in elements).
 BANK_ALIGN_FACTOR = 32
 BANK_ALIGN_BYTES = 16
@@ -227,15 +231,19 @@ class _TileLimits:
             )
 
 
-def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits) -> list[list[int]]:
-    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``) within the limits; the
-    preferences (a warp of threads, a full vector) are asked for in the first half of the drafts only."""
+def _draft_tiles(
+    sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits, unit_innermost: list[bool]
+) -> list[list[int]]:
+    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``, the innermost one 1 where
+    ``unit_innermost[i]``) within the limits; the preferences (a warp of threads, a full vector)
+    are asked for in the first half of the drafts only."""
     rng = random.Random(sch.fork_seed())
     broken: SpaceError | None = None
     for number in range(MAX_DRAFTS):
         draft = [
-            draw_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng)
-            for loop, n in zip(loops, counts)
+            draw_perfect_tile(loop, n=n - unit, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng)
+            + [1] * unit
+            for loop, n, unit in zip(loops, counts, unit_innermost)
         ]
         try:
             limits.check(draft, prefer=number < MAX_DRAFTS // 2)
@@ -284,8 +292,16 @@ def _level(loops: list[list[LoopRV]], level: int) -> list[LoopRV]:
     return [levels[level] for levels in loops]
 
 
-def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int, reduce_levels: int):
-    """The block, its write cache (epilogues inlined into it) and its recorded tiles."""
+def _sample_tiles(
+    sch: Schedule,
+    name: str,
+    target: Target,
+    spatial_levels: int,
+    reduce_levels: int,
+    unit_reduce: bool = False,
+):
+    """The block, its write cache (epilogues inlined into it) and its recorded tiles (``unit_reduce``:
+    the innermost reduction level drafted as 1)."""
     block = sch.get_block(name)
     node = sch.get(block)
     iters = sch.loop_iters(node)
@@ -295,7 +311,8 @@ def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int,
     nodes = [sch.get(lp) for lp in loops]
     counts = [spatial_levels if iv.kind is IterKind.SPATIAL else reduce_levels for iv in iters]
     limits = _TileLimits(node, iters, [n.extent.value for n in nodes], target)
-    draft = _draft_tiles(sch, nodes, counts, limits)
+    unit_innermost = [unit_reduce and iv.kind is IterKind.REDUCE for iv in iters]
+    draft = _draft_tiles(sch, nodes, counts, limits, unit_innermost)
     tiles = _Tiles(sch, loops, iters, draft, limits.shared_bytes(draft) if target.is_gpu else 0)
     write_back = sch.cache_write(block, 0, "local")
     inline_epilogues(sch, write_back)
@@ -307,7 +324,8 @@ def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int,
 
 def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     """Tile block ``name`` as "SSRRSRS" with shared-memory inputs and a local accumulator tile."""
-    block, write_back, tiles = _sample_tiles(sch, name, target, spatial_levels=4, reduce_levels=3)
+    fragments = random.Random(sch.fork_seed()).random() < FRAGMENT_SHARE
+    block, write_back, tiles = _sample_tiles(sch, name, target, 4, 3, unit_reduce=fragments)
     s, r = tiles.split(sch)
     sch.reorder(
         *_level(s, 0),
@@ -325,8 +343,13 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
     fuse_consumers(sch, write_back, thread_x)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
-    for index in range(len(sch.get(block).reads)):
-        _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
+    inputs = range(len(sch.get(block).reads))
+    caches = [
+        _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles()) for index in inputs
+    ]
+    if fragments:
+        _register_fragments(sch, block, _level(r, 1)[-1], caches)
+        try_vectorize(sch, sch.get_loops(write_back)[-1])
     sch.decompose_reduction(block, _level(r, 0)[0])
     _sample_pipeline(sch, fetch_at, tiles.shared_bytes, target)
     annotate_unroll(sch, block_x)
@@ -353,9 +376,9 @@ def _sample_pipeline(sch: Schedule, loop: LoopRV, shared_bytes: int, target: Tar
 
 def _cooperative_fetch(
     sch: Schedule, block: BlockRV, index: int, at: LoopRV, depth: int, thread_tiles: list[ExprRV]
-) -> None:
+) -> BlockRV:
     """Copy input ``index`` of ``block`` to shared memory at loop ``at``, all threads of the group
-    loading consecutive elements, ``vec`` at a time."""
+    loading consecutive elements, ``vec`` at a time; returns the copy."""
     cache = sch.cache_read(block, index, "shared")
     sch.compute_at(cache, at, preserve_unit_loops=True)
     fused = fuse_loops(sch, sch.get_loops(cache)[depth:])
@@ -364,6 +387,47 @@ def _cooperative_fetch(
     sch.bind(fuse_loops(sch, parts[1:-1]), "threadIdx.x")
     try_vectorize(sch, parts[-1])
     _pad_rows(sch, cache)
+    return cache
+
+
+def _register_fragments(sch: Schedule, block: BlockRV, at: LoopRV, caches: list[BlockRV]) -> None:
+    """Each step of loop ``at`` (the middle reduction level, around the register tile) first loads
+    what it reads of each shared tile into a local fragment, as vectors where the slice is a
+    row (the rule drafts the innermost reduction level as 1 for it): a slice along
+    another dimension (matmul's column of A) is made a row by storing the shared tile, and the
+    fragment, with that dimension last (a transpose, whatever the tile sizes, so the trace
+    replays with any decisions)."""
+    for index, cache in enumerate(caches):
+        fragment = sch.cache_read(block, index, "local")
+        sch.compute_at(fragment, at)
+        dim = _moved_dimension(sch, fragment, at)
+        if dim is None:
+            continue
+        if dim != len(sch.get(fragment).writes[0].region) - 1:
+            last = _move_last(dim)
+            sch.transform_layout(cache, ("write", 0), last)
+            sch.transform_layout(fragment, ("write", 0), last)
+        try_vectorize(sch, sch.get_loops(fragment)[-1])
+
+
+def _moved_dimension(sch: Schedule, fragment: BlockRV, at: LoopRV) -> int | None:
+    """The dimension of the fragment that the one loop between ``at`` and the copy moves (None
+    when there is not exactly one such loop: a single element, or a slice of several dimensions)."""
+    nodes = [sch.get(loop) for loop in sch.get_loops(fragment)]
+    at_node = sch.get(at)
+    inner = nodes[next(i for i, node in enumerate(nodes) if node is at_node) + 1 :]
+    if len(inner) != 1:
+        return None
+    (realize,) = realizes_under(inner[0])
+    bindings = bindings_of(realize)
+    store = realize.block.body
+    moved = [d for d, index in enumerate(store.indices) if inner[0].loop_var in collect_vars(bindings[index])]
+    return moved[0] if len(moved) == 1 else None
+
+
+def _move_last(dim: int):
+    """The index map that moves dimension ``dim`` last: ``(i, k) -> (k, i)`` for ``dim = 0``."""
+    return lambda *indices: (*indices[:dim], *indices[dim + 1 :], indices[dim])
 
 
 def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
