@@ -4,7 +4,7 @@
     python benchmarks/pipeline_matmul.py --sizes 2048 --only frag
 
 The hand schedule of tests/codegen/pipeline_schedules.py (block tile of rows x cols
-outputs, one register tile of reg x reg per thread, A and B tiles of depth k copied
+outputs, one register tile of reg x reg (or reg x reg_cols) per thread, A and B tiles of depth k copied
 to shared memory with cp.async, a local accumulator tile) in the variants of
 SCHEDULES: the two tilings of the first session without and with pipelines, and
 the ``fragments`` variants (per-k float4 register fragments read from shared tiles
@@ -40,6 +40,13 @@ SCHEDULES = {
     "64x64x16 r4, 3 stages, frag": dict(rows=64, cols=64, depth=16, reg=4, stages=3, fragments=True),
     "64x64x8 r4, 3 stages, frag": dict(rows=64, cols=64, depth=8, reg=4, stages=3, fragments=True),
     "128x64x8 r8, 3 stages, frag": dict(rows=128, cols=64, depth=8, reg=8, stages=3, fragments=True),
+    "128x64x8 r8x4, 3 stages, frag": dict(
+        rows=128, cols=64, depth=8, reg=8, reg_cols=4, stages=3, fragments=True
+    ),
+    "64x128x8 r4x8, 3 stages, frag": dict(
+        rows=64, cols=128, depth=8, reg=4, reg_cols=8, stages=3, fragments=True
+    ),
+    "64x64x8 r8, 3 stages, frag": dict(rows=64, cols=64, depth=8, reg=8, stages=3, fragments=True),
     "128x64x16 r8, 2 stages, frag": dict(rows=128, cols=64, depth=16, reg=8, stages=2, fragments=True),
     "128x128x8 r8, 2 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=2, fragments=True),
     "128x128x8 r8, 3 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=3, fragments=True),

@@ -1,7 +1,7 @@
 """A hand-scheduled fp32 matmul with a software-pipelined k loop, for tests, goldens and benchmarks.
 
 ``pipelined_matmul(n, stages, ...)``: block tiles of ``rows x cols`` outputs, one
-thread per ``reg x reg`` register tile, A and B tiles of depth ``depth`` copied to
+thread per ``reg x reg_cols`` register tile, A and B tiles of depth ``depth`` copied to
 shared memory cooperatively (``lanes`` per thread per copy, vectorized when above 1),
 the accumulators in a local write cache, and the outer k loop annotated as
 MetaSchedule does: ``software_pipeline_stage = [0, 0, stages - 1]``, order ``[0, 1, 2]``,
@@ -10,10 +10,10 @@ every other target copies synchronously). ``stages=1`` leaves the loop unannotat
 
 ``fragments=True`` schedules what fast SGEMMs do on top (``register_fragments``):
 every k step first loads the thread's column of A and row of B from shared memory
-into local register fragments as float4s, then runs the ``reg x reg`` FMAs from
+into local register fragments as float4s, then runs the ``reg x reg_cols`` FMAs from
 registers; A is stored transposed in shared memory so that its column is contiguous;
-both tiles store a thread's ``reg`` rows (columns) as groups of 4 spread
-``rows / reg * 4`` apart, so that the float4 reads of a warp are conflict-free; A's
+both tiles store a thread's rows (columns) as groups of 4 spread
+one float4 per thread apart, so that the float4 reads of a warp are conflict-free; A's
 transposing copy moves one element per thread-lane (4-byte cp.async) with its rows
 padded by 4 floats (conflict-free stores); C is stored as float4s.
 """
@@ -39,15 +39,17 @@ def pipelined_matmul(
     depth: int = 16,
     reg: int = 4,
     fragments: bool = False,
+    reg_cols: int | None = None,
 ) -> tir.IRModule:
-    """The scheduled ``n x n x n`` matmul (``n`` a multiple of the tiles; ``reg`` a multiple
-    of 4 with ``fragments``)."""
+    """The scheduled ``n x n x n`` matmul (``n`` a multiple of the tiles); each thread's register
+    tile is ``reg x reg_cols`` (``reg_cols`` defaults to ``reg``; multiples of 4 with ``fragments``)."""
+    reg_cols = reg if reg_cols is None else reg_cols
     sch = Schedule(workloads.matmul(n, n, n))
     block = sch.get_block("C")
     write_back = sch.cache_write(block, 0, "local")
     i, j, k = sch.get_loops(block)
     i0, i1, i2 = sch.split(i, [None, rows // reg, reg])
-    j0, j1, j2 = sch.split(j, [None, cols // reg, reg])
+    j0, j1, j2 = sch.split(j, [None, cols // reg_cols, reg_cols])
     k0, k1 = sch.split(k, [None, depth])
     sch.reorder(i0, j0, i1, j1, k0, k1, i2, j2)
     block_x = sch.fuse(i0, j0)
@@ -55,7 +57,7 @@ def pipelined_matmul(
     sch.bind(block_x, "blockIdx.x")
     sch.bind(thread_x, "threadIdx.x")
     sch.reverse_compute_at(write_back, thread_x)
-    threads = (rows // reg) * (cols // reg)
+    threads = (rows // reg) * (cols // reg_cols)
     shared = []
     for index in (0, 1):
         cache = sch.cache_read(block, index, "shared")
@@ -68,7 +70,7 @@ def pipelined_matmul(
         if copy_lanes > 1:
             sch.vectorize(vec)
     if fragments:
-        register_fragments(sch, block, k1, shared, reg, write_back)
+        register_fragments(sch, block, k1, shared, (reg, reg_cols), write_back)
     sch.decompose_reduction(block, k0)
     if stages > 1:
         sch.annotate(k0, "software_pipeline_stage", [0, 0, stages - 1])
@@ -83,7 +85,7 @@ def register_fragments(
     block: BlockRV,
     k1: LoopRV,
     shared: list[BlockRV],
-    reg: int,
+    regs: tuple[int, int],
     write_back: BlockRV,
 ) -> None:
     """Per k step, float4 register fragments of A's column and B's row read from shared tiles
@@ -92,7 +94,7 @@ def register_fragments(
     for fragment in fragments:
         sch.compute_at(fragment, k1)
     sch.transform_layout(fragments[0], ("write", 0), lambda r, k: (k, r))
-    for cache, transposed in zip(shared, (True, False)):
+    for cache, transposed, reg in zip(shared, (True, False), regs):
         layout = _spread(reg, transposed)
         if layout is not None:
             sch.transform_layout(cache, ("write", 0), layout)

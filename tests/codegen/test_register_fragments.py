@@ -24,23 +24,25 @@ from codegen.cuda import nvcc
 from tests.codegen.pipeline_schedules import pipelined_matmul
 from tests.schedule.util import random_args
 
-# (rows, cols, depth, reg, stages): a block tile of rows x cols, k tiles of depth, reg x reg per thread.
+# (rows, cols, depth, reg, reg_cols, stages): a block tile of rows x cols, k tiles of depth,
+# reg x reg_cols outputs per thread.
 FRAGMENT_CASES = [
-    (64, 64, 16, 4, 2),
-    (128, 128, 8, 8, 3),
-    (128, 64, 8, 8, 4),
-    (32, 32, 8, 8, 1),
+    (64, 64, 16, 4, 4, 3),
+    (128, 128, 8, 8, 8, 2),
+    (128, 64, 8, 8, 4, 3),
+    (32, 32, 8, 8, 8, 1),
+    (64, 64, 8, 4, 4, 4),
 ]
 
 
 def fragment_case_id(case) -> str:
-    rows, cols, depth, reg, stages = case
-    return f"{rows}x{cols}x{depth}-r{reg}-{stages}stages"
+    rows, cols, depth, reg, reg_cols, stages = case
+    return f"{rows}x{cols}x{depth}-r{reg}x{reg_cols}-{stages}stages"
 
 
 def fragment_matmul(n: int, case) -> tir.IRModule:
-    rows, cols, depth, reg, stages = case
-    return pipelined_matmul(n, stages, True, 4, rows, cols, depth, reg, fragments=True)
+    rows, cols, depth, reg, reg_cols, stages = case
+    return pipelined_matmul(n, stages, True, 4, rows, cols, depth, reg, fragments=True, reg_cols=reg_cols)
 
 
 def check_fragment_matmul(target: str, device: str | None, case, n: int = 128) -> None:
@@ -59,7 +61,7 @@ def test_fragment_matmul_computes(target, device, case):
 
 
 def test_the_executor_agrees_with_the_fragment_schedule():
-    mod = fragment_matmul(32, (32, 32, 8, 8, 2))
+    mod = fragment_matmul(32, (32, 32, 8, 8, 8, 2))
     expected, got = random_args(mod["main"]), random_args(mod["main"])
     tir.interpret(pipelined_matmul(32, 1), *expected)
     tir.interpret(mod, *got)
@@ -67,7 +69,7 @@ def test_the_executor_agrees_with_the_fragment_schedule():
 
 
 def test_fragments_are_float4_loads_of_spread_transposed_tiles():
-    source, _ = generate_source(fragment_matmul(1024, (128, 128, 8, 8, 3)), "cuda")
+    source, _ = generate_source(fragment_matmul(1024, (128, 128, 8, 8, 8, 3)), "cuda")
     steady = source[source.index("for (int k_0 = 2;") :]
     # Two float4s of A's column and two of B's row per k step, 64 floats apart, A's rows padded to 132.
     a_read = "*(float4*)(A_shared + (k_0 + 1) % 3 * 1056 + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4)"
@@ -85,10 +87,10 @@ def test_fragments_are_float4_loads_of_spread_transposed_tiles():
 @pytest.mark.skipif(not nvcc.nvcc_available(), reason="needs nvcc (the CUDA toolkit)")
 @pytest.mark.parametrize("case", FRAGMENT_CASES, ids=fragment_case_id)
 def test_fragment_reads_are_128_bit_shared_loads_in_ptx(case):
-    _, _, depth, reg, stages = case
+    _, _, depth, reg, reg_cols, stages = case
     source, _ = generate_source(fragment_matmul(256, case), "cuda")
     ptx = nvcc.compile_with_nvcc(source, "sm_90", output="ptx").decode()
     loads = len(re.findall(r"ld\.shared\.v4\.f32", ptx))
     # The k tile's code appears `stages` times (the steady loop and stages - 1 epilogue copies).
-    assert loads == stages * depth * 2 * reg // 4 and "ld.shared.f32" not in ptx
-    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == reg * reg // 4
+    assert loads == stages * depth * (reg + reg_cols) // 4 and "ld.shared.f32" not in ptx
+    assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == reg * reg_cols // 4
