@@ -9,7 +9,8 @@ to shared memory with cp.async, a local accumulator tile) in the variants of
 SCHEDULES: the two tilings of the first session without and with pipelines, and
 the ``fragments`` variants (per-k float4 register fragments read from shared tiles
 with A transposed and a thread's rows spread in float4 groups, float4 C stores) at
-several tilings and depths. A variant the GPU cannot hold (shared memory, registers)
+several tilings and depths, and once without the spread (the layout the tuner's
+fragments use: A only transposed). A variant the GPU cannot hold (shared memory, registers)
 prints why and is skipped. Every kernel's first result is checked against float64
 numpy before it is timed (the runtime's benchmark: CUDA events, median of repeats);
 the anchors are torch.matmul with TF32 off (cuBLAS) and Triton fp32
@@ -50,6 +51,9 @@ SCHEDULES = {
     "128x64x16 r8, 2 stages, frag": dict(rows=128, cols=64, depth=16, reg=8, stages=2, fragments=True),
     "128x128x8 r8, 2 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=2, fragments=True),
     "128x128x8 r8, 3 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=3, fragments=True),
+    "128x128x8 r8, 3 stages, frag, no spread": dict(
+        rows=128, cols=128, depth=8, reg=8, stages=3, fragments=True, spread=False
+    ),
     "128x128x8 r8, 4 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=4, fragments=True),
     "128x128x16 r8, 2 stages, frag": dict(rows=128, cols=128, depth=16, reg=8, stages=2, fragments=True),
 }

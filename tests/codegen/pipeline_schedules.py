@@ -40,9 +40,11 @@ def pipelined_matmul(
     reg: int = 4,
     fragments: bool = False,
     reg_cols: int | None = None,
+    spread: bool = True,
 ) -> tir.IRModule:
     """The scheduled ``n x n x n`` matmul (``n`` a multiple of the tiles); each thread's register
-    tile is ``reg x reg_cols`` (``reg_cols`` defaults to ``reg``; multiples of 4 with ``fragments``)."""
+    tile is ``reg x reg_cols`` (``reg_cols`` defaults to ``reg``; multiples of 4 with ``fragments``;
+    ``spread=False`` keeps a thread's rows contiguous in shared memory, A only transposed)."""
     reg_cols = reg if reg_cols is None else reg_cols
     sch = Schedule(workloads.matmul(n, n, n))
     block = sch.get_block("C")
@@ -70,7 +72,7 @@ def pipelined_matmul(
         if copy_lanes > 1:
             sch.vectorize(vec)
     if fragments:
-        register_fragments(sch, block, k1, shared, (reg, reg_cols), write_back)
+        register_fragments(sch, block, k1, shared, (reg, reg_cols) if spread else (4, 4), write_back)
     sch.decompose_reduction(block, k0)
     if stages > 1:
         sch.annotate(k0, "software_pipeline_stage", [0, 0, stages - 1])
@@ -89,7 +91,8 @@ def register_fragments(
     write_back: BlockRV,
 ) -> None:
     """Per k step, float4 register fragments of A's column and B's row read from shared tiles
-    stored as ``[k, group, thread, 4]`` (A transposed, its rows padded), and float4 C stores."""
+    stored as ``[k, group, thread, 4]`` for ``regs`` rows and columns per thread (A transposed,
+    its rows padded; ``(4, 4)``: the plain layouts), and float4 C stores."""
     fragments = [sch.cache_read(block, index, "local") for index in (0, 1)]
     for fragment in fragments:
         sch.compute_at(fragment, k1)

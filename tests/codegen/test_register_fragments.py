@@ -60,6 +60,19 @@ def test_fragment_matmul_computes(target, device, case):
     check_fragment_matmul(target, device, case)
 
 
+@pytest.mark.parametrize("target, device", [("c", None), ("metal", "sim")], ids=["c", "metal-sim"])
+def test_fragments_without_the_spread_layout_compute(target, device):
+    """``spread=False``: A only transposed, a thread's rows contiguous (the space's layout)."""
+    n, rng = 128, np.random.default_rng(11)
+    a, b = (rng.random((n, n)) - 0.5).astype("float32"), (rng.random((n, n)) - 0.5).astype("float32")
+    mod = pipelined_matmul(n, 3, True, 4, 128, 128, 8, 8, fragments=True, spread=False)
+    source, _ = generate_source(mod, "cuda")
+    assert "k_1 * 132 + threadIdx_x / 16 * 8" in source  # the column of A: 8 contiguous floats
+    c = np.full((n, n), 1e3, dtype="float32")
+    build(mod, target, device=device)["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b, rtol=1e-4, atol=1e-4)
+
+
 def test_the_executor_agrees_with_the_fragment_schedule():
     mod = fragment_matmul(32, (32, 32, 8, 8, 8, 2))
     expected, got = random_args(mod["main"]), random_args(mod["main"])
