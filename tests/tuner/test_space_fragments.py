@@ -3,8 +3,9 @@
 About half the GPU samples of a matmul read A's column and B's row through local
 fragments (A's shared tile transposed so its column is a row), drafted with the
 innermost reduction level 1; those candidates compute numpy's product on C and in
-the Metal simulator, print float2/float4 shared-memory reads on CUDA, and their
-traces replay with mutated decisions. Every built-in GPU workload still samples.
+the Metal simulator, print float2/float4 shared-memory reads on CUDA (slices of 8
+or more spread as float4 groups one thread apart), and their traces replay with
+mutated decisions. Every built-in GPU workload still samples.
 """
 
 from __future__ import annotations
@@ -42,6 +43,18 @@ def test_about_half_the_samples_use_fragments_with_vector_reads():
         source, _ = generate_source(sch.mod, "cuda")
         vector_reads += "(float4*)(A_shared_local" in source or "(float2*)(A_shared_local" in source
     assert vector_reads >= 1
+
+
+def test_slices_of_eight_or_more_are_spread_in_float4_groups():
+    """A thread's 8+ rows (columns) of a shared tile are stored as float4 groups one thread apart."""
+    space = SpaceGenerator(Target.parse("cuda"))
+    layouts = [
+        line
+        for seed in range(12)
+        for line in space.sample(workloads.matmul(1024, 1024, 1024), seed).trace.as_python().splitlines()
+        if "transform_layout" in line
+    ]
+    assert any("// 4" in line and "% 4)" in line for line in layouts), layouts
 
 
 @pytest.mark.parametrize("target, device", [("c", None), ("metal", "sim")], ids=["c", "metal-sim"])

@@ -39,6 +39,13 @@ tiles fit the target (and not above the loop's extent), and the loop is annotate
 compute last), ``software_pipeline_order = [0, 1, ...]`` and, where the target copies
 asynchronously (CUDA sm_80+), ``software_pipeline_async_stages = [0]`` (cp.async).
 
+Register fragments (fast SGEMMs' inner loop): in half the GPU samples the innermost
+reduction level is drafted as 1 and each k step first copies the thread's slice of
+every shared tile (matmul's column of A, row of B) into a local fragment, vectorized,
+the shared tile transposed where the slice is not a row and spread in float4 groups
+one thread apart where a thread reads 8 or more elements; the write-back of the
+accumulators is vectorized too (see _register_fragments).
+
 CPU, "SSRSRS": spatial levels parallel / outer / register / vector, reduction levels
 outer / inner; the outer spatial levels are fused into one ``parallel`` loop, the
 innermost spatial level of the last spatial loop (the store's contiguous axis) is
@@ -82,6 +89,8 @@ MAX_DRAFTS = 1024
 # The share of GPU samples whose innermost reduction step reads its inputs through register
 # fragments (_register_fragments); a structural choice, kept by mutations of the other decisions.
 FRAGMENT_SHARE = 0.5
+# Elements per spread group of a shared tile read through fragments (one float4).
+SPREAD_LANES = 4
 # storage_align of the shared caches: row strides of 32 * k + (16 bytes in elements).
 BANK_ALIGN_FACTOR = 32
 BANK_ALIGN_BYTES = 16
@@ -393,41 +402,59 @@ def _cooperative_fetch(
 def _register_fragments(sch: Schedule, block: BlockRV, at: LoopRV, caches: list[BlockRV]) -> None:
     """Each step of loop ``at`` (the middle reduction level, around the register tile) first loads
     what it reads of each shared tile into a local fragment, as vectors where the slice is a
-    row (the rule drafts the innermost reduction level as 1 for it): a slice along
-    another dimension (matmul's column of A) is made a row by storing the shared tile, and the
-    fragment, with that dimension last (a transpose, whatever the tile sizes, so the trace
-    replays with any decisions)."""
+    row (the rule drafts the innermost reduction level as 1 for it). A slice along another
+    dimension (matmul's column of A) is made a row by storing the shared tile, and the
+    fragment, with that dimension last (a transpose). A slice of 8 or more elements is also
+    spread in the shared tile as float4 groups one thread apart (``_shared_tile_layout``), so
+    that the float4 reads of neighbouring threads fall on different banks."""
     for index, cache in enumerate(caches):
         fragment = sch.cache_read(block, index, "local")
         sch.compute_at(fragment, at)
-        dim = _moved_dimension(sch, fragment, at)
-        if dim is None:
+        moved = _moved_dimension(sch, fragment, at)
+        if moved is None:
             continue
-        if dim != len(sch.get(fragment).writes[0].region) - 1:
-            last = _move_last(dim)
-            sch.transform_layout(cache, ("write", 0), last)
-            sch.transform_layout(fragment, ("write", 0), last)
+        dim, extent = moved
+        buffer = sch.get(fragment).writes[0].buffer
+        spread = extent % (2 * SPREAD_LANES) == 0 and buffer.shape[dim].value % extent == 0
+        if dim != buffer.ndim - 1 or spread:
+            sch.transform_layout(cache, ("write", 0), _shared_tile_layout(dim, extent if spread else None))
+        if dim != buffer.ndim - 1:
+            sch.transform_layout(fragment, ("write", 0), _shared_tile_layout(dim, None))
         try_vectorize(sch, sch.get_loops(fragment)[-1])
 
 
-def _moved_dimension(sch: Schedule, fragment: BlockRV, at: LoopRV) -> int | None:
-    """The dimension of the fragment that the one loop between ``at`` and the copy moves (None
-    when there is not exactly one such loop: a single element, or a slice of several dimensions)."""
+def _moved_dimension(sch: Schedule, fragment: BlockRV, at: LoopRV) -> tuple[int, int] | None:
+    """The dimension of the fragment that the one loop between ``at`` and the copy moves, and that
+    loop's extent (None when there is not exactly one such loop: a single element, or a slice of
+    several dimensions)."""
     nodes = [sch.get(loop) for loop in sch.get_loops(fragment)]
     at_node = sch.get(at)
     inner = nodes[next(i for i, node in enumerate(nodes) if node is at_node) + 1 :]
-    if len(inner) != 1:
+    if len(inner) != 1 or not isinstance(inner[0].extent, IntImm):
         return None
     (realize,) = realizes_under(inner[0])
     bindings = bindings_of(realize)
     store = realize.block.body
     moved = [d for d, index in enumerate(store.indices) if inner[0].loop_var in collect_vars(bindings[index])]
-    return moved[0] if len(moved) == 1 else None
+    return (moved[0], inner[0].extent.value) if len(moved) == 1 else None
 
 
-def _move_last(dim: int):
-    """The index map that moves dimension ``dim`` last: ``(i, k) -> (k, i)`` for ``dim = 0``."""
-    return lambda *indices: (*indices[:dim], *indices[dim + 1 :], indices[dim])
+def _shared_tile_layout(dim: int, spread: int | None):
+    """The index map that moves dimension ``dim`` last (``(i, k) -> (k, i)`` for ``dim = 0``), and
+    with ``spread`` (a thread's slice of that many elements) splits it as
+    ``(x % spread // 4, x // spread, x % 4)``: a thread's float4 groups one thread's float4 apart.
+
+    ``spread`` is the drafted tile, a constant in the trace: under mutated tile sizes the map is
+    still a bijection of the whole dimension (what is computed is the same), only the reads may
+    lose their conflict-free pattern or their vectors."""
+
+    def layout(*indices):
+        rest, x = (*indices[:dim], *indices[dim + 1 :]), indices[dim]
+        if spread is None:
+            return (*rest, x)
+        return (*rest, x % spread // SPREAD_LANES, x // spread, x % SPREAD_LANES)
+
+    return layout
 
 
 def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
