@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# fp32 matmul at cuBLAS speed (issue 14, items 4-6) on the GPU machine (H200, CUDA 13, CuPy, PyTorch, Triton),
-# about 3 minutes: the register-fragment matmuls (float4 fragments of transposed, spread shared tiles, cp.async
-# pipelines) run through CuPy and checked against numpy, then the hand schedules at 1024^3 and 4096^3 against
-# cuBLAS (TF32 off) and Triton fp32, each kernel checked against float64 first (the numbers for docs/BENCHMARKS.md).
+# fp32 matmul at cuBLAS speed (issue 14, items 4-6) on the GPU machine (H200, CUDA 13, CuPy, PyTorch, Triton).
+#   bash benchmarks/mm32_gpu.sh          # about 3 minutes: the register-fragment matmuls (float4 fragments of
+#                                        # transposed, spread shared tiles, cp.async pipelines) through CuPy against
+#                                        # numpy, then the hand schedules at 1024^3 and 4096^3 against cuBLAS (TF32 off)
+#                                        # and Triton fp32, each kernel checked against float64 first
+#   bash benchmarks/mm32_gpu.sh tune     # about 2 minutes: 64 trials at 1024^3 from an empty database (the space
+#                                        # draws register fragments in half its samples), best rebuilt against cuBLAS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+if [ "${1:-bench}" = "tune" ]; then
+    "$PYTHON" benchmarks/tune_matmul.py --target cuda --sizes 1024 --trials 64
+    exit 0
+fi
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader || true
 "$PYTHON" -m pytest -q -p no:cacheprovider -m gpu tests/codegen/test_gpu.py -k "register_fragment"
 "$PYTHON" benchmarks/pipeline_matmul.py --sizes 1024,4096
