@@ -3,7 +3,9 @@
 #   bash benchmarks/mm32_gpu.sh          # about 3 minutes: the register-fragment matmuls (float4 fragments of
 #                                        # transposed, spread shared tiles, cp.async pipelines) through CuPy against
 #                                        # numpy, then the hand schedules at 1024^3 and 4096^3 against cuBLAS (TF32 off)
-#                                        # and Triton fp32, each kernel checked against float64 first
+#                                        # and Triton fp32, each kernel checked against float64 first; last, softmax
+#                                        # 1024x1024 with three global passes and with its row read once into shared
+#                                        # memory as float4s, against torch.softmax (issue 14's softmax at 0.99x)
 #   bash benchmarks/mm32_gpu.sh tune     # about 2 minutes: 64 trials at 1024^3 from an empty database (the space
 #                                        # draws register fragments in half its samples), best rebuilt against cuBLAS
 set -euo pipefail
@@ -16,3 +18,4 @@ fi
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader || true
 "$PYTHON" -m pytest -q -p no:cacheprovider -m gpu tests/codegen/test_gpu.py -k "register_fragment"
 "$PYTHON" benchmarks/pipeline_matmul.py --sizes 1024,4096
+"$PYTHON" benchmarks/cross_thread_reduction.py --only softmax --threads 128,256,512
