@@ -8,8 +8,15 @@
 #                                        # memory as float4s, against torch.softmax (issue 14's softmax at 0.99x)
 #   bash benchmarks/mm32_gpu.sh tune     # about 2 minutes: 64 trials at 1024^3 from an empty database (the space
 #                                        # draws register fragments in half its samples), best rebuilt against cuBLAS
+# Nsight Compute on the fragment kernels: bash benchmarks/profile_gpu.sh "frag-64:1024 frag-128:4096"
+# From the repository root with the lark and xgboost wheels in .whl/ (the GPU machine has no network).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONUNBUFFERED=1
 PYTHON=${PYTHON:-python3}
 if [ "${1:-bench}" = "tune" ]; then
     "$PYTHON" benchmarks/tune_matmul.py --target cuda --sizes 1024 --trials 64
