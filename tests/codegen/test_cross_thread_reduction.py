@@ -12,6 +12,7 @@ compile with nvcc where it exists; tests/codegen/test_gpu.py runs them on a GPU.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -220,7 +221,8 @@ def test_the_shared_row_is_one_float4_load_per_thread_and_the_passes_read_it():
         "*(float4*)(A_shared + threadIdx_x * 4) = *(const float4*)(A + blockIdx_x * 1024 + threadIdx_x * 4);"
         in source
     )
-    assert "A[" not in source and source.count("(A + ") == 1 and source.count("A_shared[") == 3
+    # A itself is read once; the declaration of A_shared and the three passes name the copy.
+    assert not re.search(r"\bA\[", source) and source.count("(A + ") == 1 and source.count("A_shared[") == 4
 
 
 @pytest.mark.parametrize("threads", [64, 96])
