@@ -37,24 +37,19 @@ SCHEDULES = {
     "64x64x16 r4, no pipeline": dict(rows=64, cols=64, depth=16, reg=4, stages=1),
     "64x64x16 r4, 2 stages": dict(rows=64, cols=64, depth=16, reg=4, stages=2),
     "128x128x8 r8, 3 stages": dict(rows=128, cols=128, depth=8, reg=8, stages=3),
-    "64x64x16 r4, 2 stages, frag": dict(rows=64, cols=64, depth=16, reg=4, stages=2, fragments=True),
     "64x64x16 r4, 3 stages, frag": dict(rows=64, cols=64, depth=16, reg=4, stages=3, fragments=True),
-    "64x64x8 r4, 3 stages, frag": dict(rows=64, cols=64, depth=8, reg=4, stages=3, fragments=True),
-    "128x64x8 r8, 3 stages, frag": dict(rows=128, cols=64, depth=8, reg=8, stages=3, fragments=True),
-    "128x64x8 r8x4, 3 stages, frag": dict(
-        rows=128, cols=64, depth=8, reg=8, reg_cols=4, stages=3, fragments=True
-    ),
-    "64x128x8 r4x8, 3 stages, frag": dict(
-        rows=64, cols=128, depth=8, reg=4, reg_cols=8, stages=3, fragments=True
-    ),
     "64x64x8 r8, 3 stages, frag": dict(rows=64, cols=64, depth=8, reg=8, stages=3, fragments=True),
-    "128x64x16 r8, 2 stages, frag": dict(rows=128, cols=64, depth=16, reg=8, stages=2, fragments=True),
+    "64x64x8 r8, 4 stages, frag": dict(rows=64, cols=64, depth=8, reg=8, stages=4, fragments=True),
+    "64x64x16 r8, 2 stages, frag": dict(rows=64, cols=64, depth=16, reg=8, stages=2, fragments=True),
+    "64x64x16 r8, 3 stages, frag": dict(rows=64, cols=64, depth=16, reg=8, stages=3, fragments=True),
+    "64x64x32 r8, 2 stages, frag": dict(rows=64, cols=64, depth=32, reg=8, stages=2, fragments=True),
+    "128x64x8 r8, 3 stages, frag": dict(rows=128, cols=64, depth=8, reg=8, stages=3, fragments=True),
+    "128x64x16 r8, 3 stages, frag": dict(rows=128, cols=64, depth=16, reg=8, stages=3, fragments=True),
     "128x128x8 r8, 2 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=2, fragments=True),
     "128x128x8 r8, 3 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=3, fragments=True),
     "128x128x8 r8, 3 stages, frag, no spread": dict(
         rows=128, cols=128, depth=8, reg=8, stages=3, fragments=True, spread=False
     ),
-    "128x128x8 r8, 4 stages, frag": dict(rows=128, cols=128, depth=8, reg=8, stages=4, fragments=True),
     "128x128x16 r8, 2 stages, frag": dict(rows=128, cols=128, depth=16, reg=8, stages=2, fragments=True),
 }
 WIDTH = max(map(len, SCHEDULES))

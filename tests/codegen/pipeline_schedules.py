@@ -15,7 +15,8 @@ registers; A is stored transposed in shared memory so that its column is contigu
 both tiles store a thread's rows (columns) as groups of 4 spread
 one float4 per thread apart, so that the float4 reads of a warp are conflict-free; A's
 transposing copy moves one element per thread-lane (4-byte cp.async) with its rows
-padded by 4 floats (conflict-free stores); C is stored as float4s.
+padded by 4 floats (conflict-free stores); C is stored as float4s; the k-step loop
+is unrolled.
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ def register_fragments(
     for fragment in fragments:
         _vectorize_innermost(sch, fragment)
     _vectorize_innermost(sch, write_back)
+    # The k-step loop allocates the fragments, so it is never copied; unroll asks for
+    # `#pragma unroll` whatever its size (the automatic pragma stops at 1,024 statements).
+    sch.unroll(k1)
 
 
 def _spread(reg: int, transposed: bool):

@@ -107,3 +107,10 @@ def test_fragment_reads_are_128_bit_shared_loads_in_ptx(case):
     # The k tile's code appears `stages` times (the steady loop and stages - 1 epilogue copies).
     assert loads == stages * depth * (reg + reg_cols) // 4 and "ld.shared.f32" not in ptx
     assert len(re.findall(r"st\.global\.v4\.f32", ptx)) == reg * reg_cols // 4
+
+
+def test_a_k_step_loop_above_the_automatic_pragma_limit_is_still_unrolled():
+    """16 steps of 68 statements (1,088) are above the automatic pragma's 1,024: the schedule's
+    ``unroll`` asks for it (without it nvcc kept the loop and ran at 0.71x cuBLAS on the H200)."""
+    source, _ = generate_source(fragment_matmul(1024, (128, 128, 16, 8, 8, 2)), "cuda")
+    assert re.search(r"#pragma unroll\n\s+for \(int k_1 = 0; k_1 < 16; \+\+k_1\)", source)

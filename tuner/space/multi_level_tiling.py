@@ -43,8 +43,8 @@ Register fragments (fast SGEMMs' inner loop): in half the GPU samples the innerm
 reduction level is drafted as 1 and each k step first copies the thread's slice of
 every shared tile (matmul's column of A, row of B) into a local fragment, vectorized,
 the shared tile transposed where the slice is not a row and spread in float4 groups
-one thread apart where a thread reads 8 or more elements; the write-back of the
-accumulators is vectorized too (see _register_fragments).
+one thread apart where a thread reads 8 or more elements, the k-step loop unrolled;
+the write-back of the accumulators is vectorized too (see _register_fragments).
 
 CPU, "SSRSRS": spatial levels parallel / outer / register / vector, reduction levels
 outer / inner; the outer spatial levels are fused into one ``parallel`` loop, the
@@ -421,6 +421,9 @@ def _register_fragments(sch: Schedule, block: BlockRV, at: LoopRV, caches: list[
         if dim != buffer.ndim - 1:
             sch.transform_layout(fragment, ("write", 0), _shared_tile_layout(dim, None))
         try_vectorize(sch, sch.get_loops(fragment)[-1])
+    # The k step allocates the fragments, so it is never copied; unroll gives it `#pragma unroll`
+    # whatever its size (the automatic pragma stops at 1,024 statements).
+    sch.unroll(at)
 
 
 def _moved_dimension(sch: Schedule, fragment: BlockRV, at: LoopRV) -> tuple[int, int] | None:
