@@ -6,7 +6,8 @@
 
 Kernels (first argument): ``fp32-64`` / ``fp32-128`` (tests/codegen/pipeline_schedules.py's
 pipelined fp32 matmul, 64x64x16 with 2 cp.async stages / 128x128x8 with 3), ``frag-64`` /
-``frag-128`` (the same with register fragments, ``fragments=True``), ``mma``
+``frag-128`` (register fragments, ``fragments=True``: 64x64x8 with 8x8 per thread and 3
+stages / 128x128x8 with 3), ``mma``
 (tuner/space/tensor_core.py's mma.sync fp16 schedule, 4x4x2 fragments, 2x2 warps). The
 result is checked against numpy once, so a profile is never taken of a wrong kernel.
 """
@@ -36,7 +37,7 @@ def kernel(name: str, n: int):
         tiles = {
             "fp32-64": dict(stages=2),
             "fp32-128": dict(stages=3, **big),
-            "frag-64": dict(stages=2, fragments=True),
+            "frag-64": dict(stages=3, depth=8, reg=8, fragments=True),
             "frag-128": dict(stages=3, fragments=True, **big),
         }
         mod, dtype = pipelined_matmul(n, **tiles[name]), "float32"
