@@ -4,13 +4,14 @@
     python benchmarks/pipeline_matmul.py --sizes 2048 --only frag
 
 The hand schedule of tests/codegen/pipeline_schedules.py (block tile of rows x cols
-outputs, one register tile of reg x reg (or reg x reg_cols) per thread, A and B tiles of depth k copied
-to shared memory with cp.async, a local accumulator tile) in the variants of
-SCHEDULES: the two tilings of the first session without and with pipelines, and
-the ``fragments`` variants (per-k float4 register fragments read from shared tiles
-with A transposed and a thread's rows spread in float4 groups, float4 C stores) at
-several tilings and depths, and once without the spread (the layout the tuner's
-fragments use: A only transposed). A variant the GPU cannot hold (shared memory, registers)
+outputs, one register tile of reg x reg (or reg x reg_cols) per thread, A and B tiles
+of depth k copied to shared memory with cp.async, a local accumulator tile) in the
+variants of SCHEDULES: the first session's tilings without and with pipelines; the
+``fragments`` variants (per-k float4 register fragments read from shared tiles with
+A transposed and a thread's rows spread in float4 groups, float4 C stores) at
+several tilings and depths, once without the spread (A only transposed); and
+"frag B": a fragment of B only (spread), A copied and read as without fragments.
+A variant the GPU cannot hold (shared memory, registers)
 prints why and is skipped. Every kernel's first result is checked against float64
 numpy before it is timed (the runtime's benchmark: CUDA events, median of repeats);
 the anchors are torch.matmul with TF32 off (cuBLAS) and Triton fp32
@@ -32,6 +33,8 @@ from benchmarks.gemm import check, gpu_anchors, print_ratios  # noqa: E402
 from codegen import BuildError, build  # noqa: E402
 from tests.codegen.pipeline_schedules import pipelined_matmul  # noqa: E402
 
+# Fragments of B only: A copied with 16-byte cp.async and read row-major (nvcc's float4 along k).
+FRAGMENTS_OF_B = dict(fragments=True, transpose_a=False)
 # name: pipelined_matmul's keyword arguments (rows x cols x depth, reg per thread, stages)
 SCHEDULES = {
     "64x64x16 r4, no pipeline": dict(rows=64, cols=64, depth=16, reg=4, stages=1),
@@ -51,6 +54,10 @@ SCHEDULES = {
         rows=128, cols=128, depth=8, reg=8, stages=3, fragments=True, spread=False
     ),
     "128x128x16 r8, 2 stages, frag": dict(rows=128, cols=128, depth=16, reg=8, stages=2, fragments=True),
+    "64x64x16 r4, 2 stages, frag B": dict(rows=64, cols=64, depth=16, reg=4, stages=2, **FRAGMENTS_OF_B),
+    "64x64x8 r8, 3 stages, frag B": dict(rows=64, cols=64, depth=8, reg=8, stages=3, **FRAGMENTS_OF_B),
+    "64x64x16 r8, 3 stages, frag B": dict(rows=64, cols=64, depth=16, reg=8, stages=3, **FRAGMENTS_OF_B),
+    "128x128x8 r8, 3 stages, frag B": dict(rows=128, cols=128, depth=8, reg=8, stages=3, **FRAGMENTS_OF_B),
 }
 WIDTH = max(map(len, SCHEDULES))
 

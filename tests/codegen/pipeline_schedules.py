@@ -42,10 +42,12 @@ def pipelined_matmul(
     fragments: bool = False,
     reg_cols: int | None = None,
     spread: bool = True,
+    transpose_a: bool = True,
 ) -> tir.IRModule:
     """The scheduled ``n x n x n`` matmul (``n`` a multiple of the tiles); each thread's register
     tile is ``reg x reg_cols`` (``reg_cols`` defaults to ``reg``; multiples of 4 with ``fragments``;
-    ``spread=False`` keeps a thread's rows contiguous in shared memory, A only transposed)."""
+    ``spread=False`` keeps a thread's rows contiguous in shared memory, A only transposed;
+    ``transpose_a=False`` gives only B a fragment, A copied and read as without fragments)."""
     reg_cols = reg if reg_cols is None else reg_cols
     sch = Schedule(workloads.matmul(n, n, n))
     block = sch.get_block("C")
@@ -67,13 +69,15 @@ def pipelined_matmul(
         shared.append(cache)
         sch.compute_at(cache, k0)
         fused = sch.fuse(*sch.get_loops(cache)[-2:])
-        copy_lanes = 1 if fragments and index == 0 else lanes
+        copy_lanes = 1 if fragments and transpose_a and index == 0 else lanes
         _, tx, vec = sch.split(fused, [None, threads, copy_lanes])
         sch.bind(tx, "threadIdx.x")
         if copy_lanes > 1:
             sch.vectorize(vec)
     if fragments:
-        register_fragments(sch, block, k1, shared, (reg, reg_cols) if spread else (4, 4), write_back)
+        regs = (reg, reg_cols) if spread else (FRAGMENT_LANES, FRAGMENT_LANES)
+        inputs = (0, 1) if transpose_a else (1,)
+        register_fragments(sch, block, k1, shared, regs, write_back, inputs)
     sch.decompose_reduction(block, k0)
     if stages > 1:
         sch.annotate(k0, "software_pipeline_stage", [0, 0, stages - 1])
@@ -90,19 +94,22 @@ def register_fragments(
     shared: list[BlockRV],
     regs: tuple[int, int],
     write_back: BlockRV,
+    inputs: tuple[int, ...] = (0, 1),
 ) -> None:
-    """Per k step, float4 register fragments of A's column and B's row read from shared tiles
-    stored as ``[k, group, thread, 4]`` for ``regs`` rows and columns per thread (A transposed,
-    its rows padded; ``(4, 4)``: the plain layouts), and float4 C stores."""
-    fragments = [sch.cache_read(block, index, "local") for index in (0, 1)]
+    """Per k step, float4 register fragments of A's column and B's row (the ``inputs`` of the
+    two) read from shared tiles stored as ``[k, group, thread, 4]`` for ``regs`` rows and
+    columns per thread (A transposed, its rows padded; ``(4, 4)``: the plain layouts), and
+    float4 C stores."""
+    fragments = [sch.cache_read(block, index, "local") for index in inputs]
     for fragment in fragments:
         sch.compute_at(fragment, k1)
-    sch.transform_layout(fragments[0], ("write", 0), lambda r, k: (k, r))
-    for cache, transposed, reg in zip(shared, (True, False), regs):
-        layout = _spread(reg, transposed)
+    if 0 in inputs:
+        sch.transform_layout(fragments[0], ("write", 0), lambda r, k: (k, r))
+        sch.storage_align(shared[0], 0, 0, 32, FRAGMENT_LANES)
+    for index in inputs:
+        layout = _spread(regs[index], transposed=index == 0)
         if layout is not None:
-            sch.transform_layout(cache, ("write", 0), layout)
-    sch.storage_align(shared[0], 0, 0, 32, FRAGMENT_LANES)
+            sch.transform_layout(shared[index], ("write", 0), layout)
     for fragment in fragments:
         _vectorize_innermost(sch, fragment)
     _vectorize_innermost(sch, write_back)

@@ -73,6 +73,21 @@ def test_fragments_without_the_spread_layout_compute(target, device):
     np.testing.assert_allclose(c, a.astype("float64") @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("reg", [4, 8])
+@pytest.mark.parametrize("target, device", [("c", None), ("metal", "sim")], ids=["c", "metal-sim"])
+def test_fragments_of_b_only_compute(target, device, reg):
+    """``transpose_a=False``: A copied with 16-byte copies and read row-major, B through fragments."""
+    n, rng = 128, np.random.default_rng(13)
+    a, b = (rng.random((n, n)) - 0.5).astype("float32"), (rng.random((n, n)) - 0.5).astype("float32")
+    depth = 64 * 64 // reg // reg * 4 // 64  # one float4 of A per thread per k tile
+    mod = pipelined_matmul(n, 3, True, 4, 64, 64, depth, reg, fragments=True, transpose_a=False)
+    source, _ = generate_source(mod, "cuda")
+    assert "A_shared_local" not in source and "tir_cp_async_16(&A_shared[" in source
+    c = np.full((n, n), 1e3, dtype="float32")
+    build(mod, target, device=device)["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b, rtol=1e-4, atol=1e-4)
+
+
 def test_the_executor_agrees_with_the_fragment_schedule():
     mod = fragment_matmul(32, (32, 32, 8, 8, 8, 2))
     expected, got = random_args(mod["main"]), random_args(mod["main"])
