@@ -31,7 +31,7 @@ from .buffer_layouts import bind_buffer_layouts
 from .c_family import stored_buffers
 from .checks import check_sites, state_spec
 from .errors import BuildError, RuntimeUnavailableError
-from .kernels import check_dtypes, split_device_kernels
+from .kernels import call_time_extent, check_dtypes, split_device_kernels
 from .module import Module
 from .pipeline import Dump, lower_for_target
 from .program import BufferSpec, CompiledFunction
@@ -96,9 +96,9 @@ def _build_function(
     check_annotations(func, f"function {name}")
     check_dtypes(func, target, f"function {name}")
     try:
-        flops = flop_count(func)
+        flops, counted = flop_count(func), None
     except FlopCountError:
-        flops = 0  # a dynamic shape: the count depends on the call (flop_count(func, shape_vars=...))
+        flops, counted = 0, func  # a dynamic shape: counted per call (CompiledFunction.flops_for_call)
     try:
         verify_well_formed(func)
         lowered = lower_for_target(func, target, dump, check_bounds)
@@ -112,7 +112,8 @@ def _build_function(
         needs |= printer.needs
         checks = check_sites(lowered.attrs, [(f"tir_{name}", lowered.body)])
         params += (state_spec(checks),) if checks else ()
-        return [source], CompiledFunction(name, params, flops, entry=f"tir_{name}", checks=checks)
+        spec = CompiledFunction(name, params, flops, entry=f"tir_{name}", checks=checks, counted=counted)
+        return [source], spec
     kernels, workspaces = split_device_kernels(lowered, target, name)
     checks = check_sites(lowered.attrs, [(k.name, k.body) for k in kernels])
     params += (state_spec(checks),) if checks else ()
@@ -121,9 +122,19 @@ def _build_function(
         printer = printer_class(target)
         sources.append(printer.kernel_source(kernel))
         needs |= printer.needs
-    spaces = tuple(BufferSpec(b.name, b.dtype, b.static_shape(), True) for b in workspaces)
+    spaces = tuple(_workspace_spec(buffer, func.params) for buffer in workspaces)
     launches = tuple(k.launch() for k in kernels)
-    return sources, CompiledFunction(name, params, flops, launches=launches, workspaces=spaces, checks=checks)
+    spec = CompiledFunction(
+        name, params, flops, launches=launches, workspaces=spaces, checks=checks, counted=counted
+    )
+    return sources, spec
+
+
+def _workspace_spec(buffer: Buffer, params: tuple) -> BufferSpec:
+    """A global scratch buffer the host allocates per call; a dynamic shape sizes it at call time."""
+    where = f"workspace {buffer.name} has the dimension"
+    shape = tuple(call_time_extent(dim, params, where) for dim in buffer.shape)
+    return BufferSpec(buffer.name, buffer.dtype, shape, True)
 
 
 def _param_specs(name: str, func: PrimFunc) -> tuple[BufferSpec, ...]:
@@ -156,12 +167,6 @@ def _shape_parameters(name: str, func: PrimFunc, target: Target) -> tuple[PrimFu
                 found.setdefault(extent, (index, dim))
     if not found:
         return func, ()
-    if target.is_gpu:
-        names = ", ".join(var.name for var in found)
-        raise BuildError(
-            f"function {name}: dynamic shapes ({names}) are built for the C target only so far; "
-            "build for 'c', or give the shapes sizes (the executor runs any shape)"
-        )
     specs = tuple(
         BufferSpec(var.name, var.dtype, (), written=False, scalar=True, shape_of=source)
         for var, source in found.items()

@@ -64,6 +64,7 @@ from tir.transform.lower_matrix_fragments import TILE_PTR
 
 from .errors import BuildError
 from .lanes import lane
+from .program import Extent, SymbolicExtent
 
 # C operator precedence, tighter binds lower
 ATOM, UNARY, MUL, ADD, REL, EQUAL, LAND, LOR, COND = 0, 2, 3, 4, 6, 7, 11, 12, 13
@@ -186,7 +187,7 @@ class CFamilyPrinter:
         self.fragment_roles: dict[Buffer, str] = {}
         self.read_only: set[Buffer] = set()
         self.used: set[Var] = set()
-        self.launch_extents: dict[str, int] = {}
+        self.launch_extents: dict[str, Extent] = {}
 
     # ------------------------------------------------------------ names
 
@@ -252,7 +253,7 @@ class CFamilyPrinter:
         """GPU dialects: the launch is the loop; a loop over fewer threads than launched is guarded."""
         self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
         launched = self.launch_extents[loop.thread_tag]
-        if _is_int(loop.extent, launched):
+        if isinstance(launched, SymbolicExtent) or _is_int(loop.extent, launched):  # a grid: one extent
             self.stmt(loop.body)
             return
         self.emit(f"if ({self.name_of(loop.loop_var)} < {self.expr(loop.extent).text}) {{")
@@ -270,7 +271,9 @@ class CFamilyPrinter:
         self.read_only = {p for p in kernel.params if isinstance(p, Buffer)} - stored_buffers(kernel.body)
         for tag, var in kernel.thread_vars.items():
             self.name_of(var)
-            self.analyzer.bind(var, Range(const(0), const(kernel.extents[tag])))
+            extent = kernel.extents[tag]
+            bound = extent.expr if isinstance(extent, SymbolicExtent) else const(extent)
+            self.analyzer.bind(var, Range(const(0), bound))
         self.stmt(kernel.body)
         indices = [
             f"{self.indent_unit}const int {self.name_of(var)} = {self.thread_index(tag)};"

@@ -9,24 +9,28 @@ global scratch buffers become workspaces the runtime allocates for the call.
 
 Every limit is checked here, before any compiler runs, and a violation names
 the kernel and the limit: threads per threadgroup, threadgroup (shared) memory,
-a launch extent that is not a constant, code outside any kernel, a dtype the
-target lacks.
+a thread extent that is not a constant, code outside any kernel, a dtype the
+target lacks. A blockIdx extent may depend on the function's integer scalars
+(a dynamic shape's ``(n + 15) // 16``): it becomes a ``SymbolicExtent`` the
+runtime evaluates at call time.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from tir import dtype as _dt
+from tir.arith import Analyzer
 from tir.buffer import Buffer
-from tir.expr import BufferLoad, IntImm, Var
+from tir.expr import BufferLoad, IntImm, PrimExpr, Var
 from tir.function import PrimFunc
-from tir.functor import post_order_visit
+from tir.functor import collect_vars, post_order_visit
 from tir.stmt import Allocate, BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
 from .errors import BuildError
-from .program import KernelLaunch
+from .program import Extent, KernelLaunch, SymbolicExtent
 from .target import Target
 
 TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
@@ -40,11 +44,11 @@ class DeviceKernel:
     body: Stmt
     params: tuple[Buffer | Var, ...]
     thread_vars: dict[str, Var] = field(default_factory=dict)
-    extents: dict[str, int] = field(default_factory=dict)
+    extents: dict[str, Extent] = field(default_factory=dict)
     shared_bytes: int = 0
 
     @property
-    def grid(self) -> tuple[int, int, int]:
+    def grid(self) -> tuple[Extent, Extent, Extent]:
         return tuple(self.extents.get(f"blockIdx.{axis}", 1) for axis in "xyz")
 
     @property
@@ -100,7 +104,7 @@ def _make_kernel(name: str, nest: Stmt, order: dict[Buffer, int]) -> DeviceKerne
 
     def visit(node) -> None:
         if isinstance(node, For) and node.kind is ForKind.THREAD_BINDING:
-            _record_thread_loop(kernel, node)
+            _record_thread_loop(kernel, node, order)
         elif isinstance(node, (BufferLoad, BufferStore)) and node.buffer.scope == "global":
             used.add(node.buffer)
         elif isinstance(node, Var) and node in order:
@@ -123,17 +127,12 @@ def _make_kernel(name: str, nest: Stmt, order: dict[Buffer, int]) -> DeviceKerne
     return kernel
 
 
-def _record_thread_loop(kernel: DeviceKernel, loop: For) -> None:
+def _record_thread_loop(kernel: DeviceKernel, loop: For, order: dict) -> None:
     tag = loop.thread_tag
     if tag not in TAGS:
         raise BuildError(f"kernel {kernel.name}: thread tag {tag!r} is not one of {', '.join(TAGS)}")
-    if not isinstance(loop.extent, IntImm):
-        raise BuildError(
-            f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {tag} has extent {loop.extent}, "
-            "which is not a constant; launch sizes must be known at build time (give the shape a size)"
-        )
-    extent = int(loop.extent.value)
-    if extent < 1:
+    extent = _launch_extent(kernel, loop, order)
+    if isinstance(extent, int) and extent < 1:
         raise BuildError(
             f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {tag} has extent {extent}; "
             "a launch needs at least one thread block and one thread (remove the empty loop)"
@@ -144,8 +143,37 @@ def _record_thread_loop(kernel: DeviceKernel, loop: For) -> None:
             f"kernel {kernel.name}: {tag} is bound with two extents, {known} and {extent} "
             f"(loop {loop.loop_var.name}); every loop bound to one tag must have the same extent"
         )
-    kernel.extents[tag] = max(extent, known or 0)
+    kernel.extents[tag] = extent if known is None or known == extent else max(extent, known)
     kernel.thread_vars.setdefault(tag, loop.loop_var)
+
+
+def _launch_extent(kernel: DeviceKernel, loop: For, order: dict) -> Extent:
+    """The loop's extent as a launch size: a constant, or for blockIdx an expression of the
+    function's integer scalars (a dynamic shape), evaluated by the runtime at each call."""
+    where = f"kernel {kernel.name}: loop {loop.loop_var.name} bound to {loop.thread_tag} has extent"
+    extent = call_time_extent(loop.extent, order, where)
+    if isinstance(extent, SymbolicExtent) and loop.thread_tag.startswith("threadIdx"):
+        raise BuildError(
+            f"{where} {extent}, which is not a constant; the threads of a group must be known at "
+            "build time. Split the loop by a constant and bind the inner part to threadIdx "
+            "(the outer part may go to blockIdx, whose extent is read at call time)"
+        )
+    return extent
+
+
+def call_time_extent(expr: PrimExpr, scalars: Collection, where: str) -> Extent:
+    """``expr`` as a constant, or as a ``SymbolicExtent`` when it depends only on ``scalars`` (the
+    function's parameters); ``where`` starts the BuildError for anything else."""
+    extent = Analyzer().simplify(expr)
+    if isinstance(extent, IntImm):
+        return int(extent.value)
+    unknown = sorted(v.name for v in collect_vars(extent) if v not in scalars or not _dt.is_integer(v.dtype))
+    if unknown:
+        raise BuildError(
+            f"{where} {extent}, which depends on {', '.join(unknown)}; a launch or workspace size may "
+            "depend only on the function's integer scalars and the variables of its buffers' shapes"
+        )
+    return SymbolicExtent(str(extent), extent)
 
 
 def _bytes(buffer: Buffer, kernel_name: str) -> int:

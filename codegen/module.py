@@ -156,7 +156,8 @@ class Module:
         check_arguments(spec, arrays)
         grow_to_ms = min_repeat_seconds * 1e3 if number is None else 0
         timing = self.time_evaluator(name, number or 1, repeat, grow_to_ms)(*arrays)
-        return BenchmarkResult(name, timing.median, spec.flops, timing, self.device_name, str(self.target))
+        flops = spec.flops_for_call(spec.with_shapes(arrays))
+        return BenchmarkResult(name, timing.median, flops, timing, self.device_name, str(self.target))
 
     def adopt(self, arrays: Sequence) -> tuple:
         """The arguments with every DLPack object (``__dlpack__``: CuPy, PyTorch, JAX) viewed in place
@@ -239,7 +240,8 @@ def bfloat16_arguments(spec: CompiledFunction, arrays: Sequence) -> tuple[tuple,
 
 
 def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
-    """Every array's shape and dtype against the function's signature, before anything runs."""
+    """Every array's shape and dtype against the function's signature, before anything runs. A scalar
+    parameter that is also a dimension (``n`` of ``A: (n,)``) must equal the arrays' size."""
     params = spec.arguments
     if len(arrays) != len(params):
         names = ", ".join(p.name for p in params)
@@ -257,6 +259,12 @@ def check_arguments(spec: CompiledFunction, arrays: Sequence) -> None:
             raise ValueError(
                 f"{spec.name}: argument {position} ({param.name}) must be a {param.numpy_dtype} array of "
                 f"shape {shown}; got {dtype} of shape {shape}"
+            )
+    for position, (param, value) in enumerate(zip(params, arrays)):
+        if param.scalar and param.name in sizes and int(value) != sizes[param.name]:
+            raise ValueError(
+                f"{spec.name}: argument {position} ({param.name}) is a dimension of the arrays, which "
+                f"have {param.name} = {sizes[param.name]}; got {int(value)} (it would index past them)"
             )
 
 

@@ -12,8 +12,10 @@ bound to loops and which region its accesses cover over some of those loops
 (``bindings_of``, ``loop_iters``, ``loop_domains``, ``relaxed_sets``,
 ``relaxed_region``), the loop checks shared by the loop-kind and loop
 transformation primitives (``check_serial``, ``check_constant_extent`` and their
-errors), and ``can_apply``, which asks another family's primitive whether it
-would apply (sample_compute_location's candidates) without importing that family.
+errors), the factor list split and loop_partition both take (``check_factor_list``,
+``plain_factor``: positive ints and one None, -1 being TVM's spelling of it), and
+``can_apply``, which asks another family's primitive whether it would apply
+(sample_compute_location's candidates) without importing that family.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ from tir.buffer import Buffer, BufferRegion, storage_class
 from tir.functor import collect_vars, stmts_pre_order, substitute, uses_var
 from tir.structural import structural_equal
 
-from .errors import ScheduleError
-from .instruction import PRIMITIVES
+from .errors import ArgumentError, ScheduleError
+from .instruction import PRIMITIVES, ExprRV
 from .state import ScheduleState, child_stmts
 
 # ---------------------------------------------------------------- errors of the shared loop checks
@@ -62,6 +64,16 @@ class WrongLoopKindError(ScheduleError):
 
 class NonConstantExtentError(ScheduleError):
     """The primitive needs a loop whose extent is a known integer, and the loop's is symbolic."""
+
+
+class NonPositiveFactorError(ScheduleError):
+    """A split or partition factor is zero or negative."""
+
+
+class NotSingleInferFactorError(ScheduleError):
+    """More than one factor is None; only one can be inferred from the others."""
+
+    tvm_phrase = "Only one factor can be specified as -1 or none"
 
 
 # ---------------------------------------------------------------- blocks and buffers
@@ -405,6 +417,49 @@ def check_constant_extent(loop: For, primitive_name: str) -> int:
             loop,
         )
     return loop.extent.value
+
+
+def plain_factor(factor):
+    """A factor as a trace records it: sampled handles and None stay, integer-like values (numpy
+    ints, IntImm) become ints, and -1, TVM's spelling of None (the factor to infer), becomes None."""
+    if factor is None or isinstance(factor, (ExprRV, bool)) or not hasattr(factor, "__index__"):
+        return factor
+    return None if int(factor) == -1 else int(factor)
+
+
+def check_factor_list(loop: For, factors, primitive_name: str) -> list[int | None]:
+    """split's and loop_partition's factors checked as TVM checks them: a non-empty list of positive
+    ints (sampled values resolved) with at most one None, which -1 also spells; the list, -1 as None."""
+    name = loop.loop_var.name
+    if not isinstance(factors, (list, tuple)) or not factors:
+        raise ArgumentError(
+            f"{primitive_name} needs a non-empty list of factors for loop {name} (ints, sampled values or "
+            f"one None), got {factors!r}",
+            loop,
+        )
+    factors = [None if f == -1 and isinstance(f, int) and not isinstance(f, bool) else f for f in factors]
+    if sum(f is None for f in factors) > 1:
+        raise NotSingleInferFactorError(
+            f"can't {primitive_name} loop {name} by {list(factors)}: only one factor can be None "
+            "(inferred from the others); give the others as integers",
+            loop,
+        )
+    for position, f in enumerate(factors):
+        if f is None:
+            continue
+        if isinstance(f, bool) or not isinstance(f, int):
+            raise ArgumentError(
+                f"can't {primitive_name} loop {name}: the factor at position {position} is {f!r} "
+                f"({type(f).__name__}); factors must be positive integers, sampled values or None",
+                loop,
+            )
+        if f <= 0:
+            raise NonPositiveFactorError(
+                f"can't {primitive_name} loop {name}: the factor at position {position} is {f}; factors "
+                "must be positive",
+                loop,
+            )
+    return factors
 
 
 # ---------------------------------------------------------------- asking another primitive

@@ -18,6 +18,7 @@ from tir import Block, For
 from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 
 from .errors import ArgumentError, ScheduleError, describe
+from .index_maps import access_region
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -30,10 +31,6 @@ class AnnotationValueError(ScheduleError):
 
 class AnnotationNotFoundError(ScheduleError):
     """unannotate of a key the loop or block does not have."""
-
-
-class StorageAlignBufferIndexError(ScheduleError):
-    """storage_align's buffer_index does not name one of the block's written buffers."""
 
 
 class StorageAlignAxisError(ScheduleError):
@@ -117,21 +114,9 @@ def _check_int(value, name: str, block: Block) -> int:
 def storage_align(
     state: ScheduleState, block: Block, buffer_index: int, axis: int, factor: int, offset: int
 ) -> None:
-    for name, value in (
-        ("buffer_index", buffer_index),
-        ("axis", axis),
-        ("factor", factor),
-        ("offset", offset),
-    ):
+    buffer = access_region(block, "write", buffer_index).buffer
+    for name, value in (("axis", axis), ("factor", factor), ("offset", offset)):
         _check_int(value, name, block)
-    if not 0 <= buffer_index < len(block.writes):
-        written = ", ".join(f"{n}: {r.buffer.name}" for n, r in enumerate(block.writes)) or "nothing"
-        raise StorageAlignBufferIndexError(
-            f"can't storage_align block {block.name!r}: buffer_index {buffer_index} is out of range; the "
-            f"block writes {written}",
-            block,
-        )
-    buffer = block.writes[buffer_index].buffer
     if not -buffer.ndim <= axis < buffer.ndim:
         raise StorageAlignAxisError(
             f"can't storage_align buffer {buffer.name} of block {block.name!r}: axis {axis} is out of range "

@@ -17,11 +17,9 @@ from tir import Block
 from tir.buffer import check_axis_separators
 from tir.functor import substitute_buffers
 
-from .buffer_access import region_at
 from .errors import ArgumentError
-from .index_maps import BlockArgumentMethods
+from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, primitive
-from .set_dtype import AllocSwap
 from .state import ScheduleState
 
 
@@ -30,7 +28,7 @@ def set_axis_separator(
     state: ScheduleState, block: Block, buffer_index: int, buffer_index_type: str, axis_separators: list
 ) -> None:
     # Step 1. the buffer, and separators that fit its dimensions
-    old = region_at(block, buffer_index, buffer_index_type).buffer
+    old = access_region(block, buffer_index_type, buffer_index).buffer
     if not isinstance(axis_separators, (list, tuple)):
         raise ArgumentError(f"axis_separators is a list of integers, got {axis_separators!r}", block)
     try:
@@ -43,7 +41,7 @@ def set_axis_separator(
     # Step 2. the same buffer with the separators, in every place the function names it
     new = replace(old, axis_separators=tuple(axis_separators))
     func = state.func
-    body = AllocSwap(old, new).visit(substitute_buffers(func.body, {old: new}))
+    body = substitute_buffers(func.body, {old: new})
     params = tuple(new if p is old else p for p in func.params)
     state.set_func(replace(func, params=params, body=body))
 

@@ -22,15 +22,11 @@ from tir.arith import Analyzer
 from tir.functor import substitute
 
 from .errors import ArgumentError, ScheduleError
-from .index_maps import BlockArgumentMethods, as_index_map
+from .index_maps import BlockArgumentMethods, access_region, as_index_map
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
-
-
-class BufferAccessIndexError(ScheduleError):
-    """buffer_index does not index the block's reads (or writes), or the type is not read/write."""
 
 
 class BufferAccessRangeError(ScheduleError):
@@ -46,7 +42,7 @@ def annotate_buffer_access(
 ) -> None:
     # Step 1. the region entry, and the map from the block's iterators to (start, end) pairs
     regions = block.reads if buffer_index_type == "read" else block.writes
-    buffer = region_at(block, buffer_index, buffer_index_type).buffer
+    buffer = access_region(block, buffer_index_type, buffer_index).buffer
     dtype = block.iter_vars[0].var.dtype if block.iter_vars else "int32"
     index_map = as_index_map(gen_new_ranges, len(block.iter_vars), dtype, block)
     if len(index_map.final_indices) != 2 * buffer.ndim:
@@ -74,26 +70,6 @@ def annotate_buffer_access(
     field = "reads" if buffer_index_type == "read" else "writes"
     new = replace(block, **{field: new_regions}, annotations={**block.annotations, key: indices})
     state.replace({block: new})
-
-
-def region_at(block: Block, buffer_index: int, buffer_index_type: str) -> BufferRegion:
-    """TVM's ``(buffer_index, buffer_index_type)`` pair: the block's region it names."""
-    if buffer_index_type not in ("read", "write"):
-        raise BufferAccessIndexError(
-            f"buffer_index_type must be 'read' or 'write', got {buffer_index_type!r}", block
-        )
-    regions = block.reads if buffer_index_type == "read" else block.writes
-    if (
-        isinstance(buffer_index, bool)
-        or not isinstance(buffer_index, int)
-        or not 0 <= buffer_index < len(regions)
-    ):
-        raise BufferAccessIndexError(
-            f"block {block.name!r} has {len(regions)} {buffer_index_type} region(s) "
-            f"({[r.buffer.name for r in regions]}); buffer_index {buffer_index!r} does not index them",
-            block,
-        )
-    return regions[buffer_index]
 
 
 def ranges_index_map(gen_new_ranges: Callable, iter_vars: list[Var]) -> IndexMap:

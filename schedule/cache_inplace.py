@@ -20,8 +20,8 @@ from tir.functor import substitute_buffers
 
 from .analysis import child_blocks, loop_domains, relaxed_region
 from .cache_stage import checked_scope, copy_stage
-from .errors import ArgumentError, ScheduleError
-from .index_maps import BlockArgumentMethods
+from .errors import ScheduleError
+from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -61,15 +61,7 @@ def cache_inplace(
 ) -> list[Block]:
     # Step 1. the buffer is read and written by the block, and by no other block of its loop nest
     scope_name = checked_scope(storage_scope, "cache_inplace")
-    if isinstance(read_buffer_index, bool) or not isinstance(read_buffer_index, int):
-        raise ArgumentError(f"read_buffer_index must be an int, got {read_buffer_index!r}", block)
-    if not 0 <= read_buffer_index < len(block.reads):
-        raise InplaceBufferError(
-            f"block {block.name!r} reads {len(block.reads)} buffer(s); read_buffer_index "
-            f"{read_buffer_index} is out of range",
-            block,
-        )
-    buffer = block.reads[read_buffer_index].buffer
+    buffer = access_region(block, "read", read_buffer_index, "read_buffer_index").buffer
     if not any(w.buffer is buffer for w in block.writes):
         raise InplaceBufferError(
             f"can't cache_inplace buffer {buffer.name}: block {block.name!r} reads it but does not write "

@@ -15,13 +15,10 @@ first reader, and a write-back goes after the writer, before its first reader
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from tir import (
     Block,
     Buffer,
 )
-from tir.buffer import BufferRegion
 from tir.functor import post_order_visit, substitute_buffers
 
 from .analysis import (
@@ -39,15 +36,12 @@ from .cache_stage import (
 from .cache_stage import StorageScopeError as StorageScopeError  # this family's error
 from .cache_write_region import PartialWriteError as PartialWriteError  # this family's error
 from .cache_write_region import written_condition, written_region
-from .errors import ArgumentError, ScheduleError
+from .errors import ScheduleError
+from .index_maps import access_region, region_list
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
-
-
-class BufferIndexError(ScheduleError):
-    """``read_buffer_index`` / ``write_buffer_index`` / ``buffer_index`` is outside the block's list."""
 
 
 class NotSingleWriteBlockError(ScheduleError):
@@ -63,27 +57,6 @@ class NonAllocatedBufferError(ScheduleError):
 
 
 # ---------------------------------------------------------------- shared checks
-
-
-def _region_list(regions: tuple[BufferRegion, ...]) -> str:
-    return ", ".join(f"[{i}] {r!r}" for i, r in enumerate(regions)) or "nothing"
-
-
-def _nth_buffer(block: Block, index, kind: str, argument: str) -> Buffer:
-    """The buffer of ``block.reads[index]`` (kind "read") or ``block.writes[index]``."""
-    regions = block.reads if kind == "read" else block.writes
-    verb = "reads" if kind == "read" else "writes"
-    if not isinstance(index, int) or isinstance(index, bool):
-        raise ArgumentError(
-            f"{argument} must be an int indexing what block {block.name} {verb}, got {index!r}"
-        )
-    if not 0 <= index < len(regions):
-        raise BufferIndexError(
-            f"{argument} {index} is out of range: block {block.name} {verb} {len(regions)} buffer(s): "
-            f"{_region_list(regions)}. Pick an index from that list.",
-            block,
-        )
-    return regions[index].buffer
 
 
 def _single_writer(scope_blocks: list[Block], buffer: Buffer) -> Block | None:
@@ -115,7 +88,7 @@ def _consumer_set(state: ScheduleState, consumer_blocks, scope: Block, buffer: B
         if not any(r.buffer is buffer for r in consumer.reads):
             raise ConsumerBlockError(
                 f"consumer block {consumer.name} does not read {buffer.name} (it reads "
-                f"{_region_list(consumer.reads)}); leave it out of consumer_blocks",
+                f"{region_list(consumer.reads)}); leave it out of consumer_blocks",
                 consumer,
             )
         names.add(consumer.name)
@@ -142,7 +115,7 @@ def cache_read(
 ) -> Block:
     # Step 1. Check the scope, the index, the writers and the consumers.
     scope_name = checked_scope(storage_scope, "cache_read")
-    buffer = _nth_buffer(block, read_buffer_index, "read", "read_buffer_index")
+    buffer = access_region(block, "read", read_buffer_index, "read_buffer_index").buffer
     scope = state.parent_block(state.realize_of(block))
     scope_blocks = child_blocks(scope)
     writer = _single_writer(scope_blocks, buffer)
@@ -194,7 +167,7 @@ def cache_write(
 ) -> Block:
     # Step 1. Check the scope, the index, that the block is the only writer, and the consumers.
     scope_name = checked_scope(storage_scope, "cache_write")
-    buffer = _nth_buffer(block, write_buffer_index, "write", "write_buffer_index")
+    buffer = access_region(block, "write", write_buffer_index, "write_buffer_index").buffer
     scope = state.parent_block(state.realize_of(block))
     scope_blocks = child_blocks(scope)
     _single_writer(scope_blocks, buffer)
@@ -236,7 +209,7 @@ def cache_write(
 @primitive()
 def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_scope: str) -> None:
     # Step 1. Find the buffer and where it is allocated.
-    buffer = _nth_buffer(block, buffer_index, "write", "buffer_index")
+    buffer = access_region(block, "write", buffer_index).buffer
     scope_name = checked_scope(storage_scope, "set_scope")
     if buffer.scope == scope_name:
         return None
@@ -256,10 +229,7 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, storage_sco
         buffer.dtype,
         scope_name,
     )
-    body = substitute_buffers(owner.body, {buffer: new_buffer})
-    init = substitute_buffers(owner.init, {buffer: new_buffer}) if owner.init is not None else None
-    allocs = tuple(new_buffer if b is buffer else b for b in owner.alloc_buffers)
-    state.replace({owner: replace(owner, body=body, init=init, alloc_buffers=allocs)})
+    state.replace({owner: substitute_buffers(owner, {buffer: new_buffer})})
     return None
 
 

@@ -3,7 +3,8 @@
 ``compute_at`` moves a producer under a loop of its consumers and regenerates
 loops ``ax0, ax1, ...`` that make exactly the region the consumers need during
 one iteration of that loop; ``reverse_compute_at`` moves a consumer under a loop
-of its producers, covering what they wrote during one iteration. The needed
+of its producers, running the instances that read what they wrote during one
+iteration (a read no iteration serves whole is refused). The needed
 region is the consumers' read regions with their bindings substituted, relaxed
 over the loops inside the target loop, and, for a "shared" buffer, also over
 the thread loops (threadIdx, vthread) outside it: the whole thread block shares
@@ -13,23 +14,26 @@ are then solved from its write region (an index ``a * v + b``, ``v // c`` or
 ``v % c`` of one iterator; TVM's inverse of multi-iterator affine maps is not
 done, RegionPatternError says so), kept inside the buffer with a ``T.where``
 when that cannot be proven. Where TVM would emit a loop of symbolic extent, the
-loop gets the extent's constant upper bound and a ``T.where``. The region helpers
-(``loop_domains``, ``relaxed_sets``) are in analysis.py, shared with the caches.
+loop gets the extent's constant upper bound and a ``T.where``. The solving is in
+compute_at_domain.py; the region helpers (``loop_domains``, ``relaxed_sets``) are in
+analysis.py, shared with the caches.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from tir import Block, BlockRealize, For, ForKind, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var, const, op
+from tir import Block, BlockRealize, For, ForKind, IntImm, Range, SeqStmt, Stmt, Var, const, op
 from tir.arith import POS_INF, Analyzer
-from tir.arith.int_set import IntervalSet, intersect, union
+from tir.arith.int_set import IntervalSet
 from tir.buffer import Buffer
-from tir.expr import FloorDiv, FloorMod, IterKind
-from tir.functor import collect_vars, substitute
+from tir.expr import IterKind
 from tir.stmt import seq
 
 from .analysis import child_blocks, loop_domains, relaxed_sets, writers_of
+from .compute_at_domain import ReadOutsideIterationError as ReadOutsideIterationError  # this family's error
+from .compute_at_domain import RegionPatternError as RegionPatternError  # this family's error
+from .compute_at_domain import iteration_domains
 from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
@@ -95,10 +99,6 @@ class OnlyLeafError(ScheduleError):
     """The block is the only statement of its scope, so removing it would leave the scope empty."""
 
     tvm_phrase = "Cannot remove the only leaf in the scope"
-
-
-class RegionPatternError(ScheduleError):
-    """The block's write (read) indices are not ``a * v + b``, ``v // c`` or ``v % c`` of one iterator."""
 
 
 # ---------------------------------------------------------------- checks
@@ -256,91 +256,6 @@ def _removal_point(state: ScheduleState, block: Block) -> Stmt:
     return node
 
 
-# ---------------------------------------------------------------- solving the iteration domain
-
-
-class _Domain:
-    """The values a block iterator must take (``dom``) and may take (``bound``), as intervals."""
-
-    def __init__(self):
-        self.dom: list[IntervalSet] = []
-        self.bound: list[IntervalSet] = []
-
-
-def _ceildiv(a: PrimExpr, c: int) -> PrimExpr:
-    return op.neg(op.floordiv(op.neg(a), c))
-
-
-def _solve_dim(provided: Range, required: IntervalSet, dim_max: PrimExpr, block: Block, analyzer: Analyzer):
-    """``(var, dom, bound)`` for one buffer dimension, or None when it constrains nothing."""
-    index = analyzer.simplify(provided.min)
-    iter_vars = {iv.var for iv in block.iter_vars}
-    used = [v for v in collect_vars(index) if v in iter_vars]
-    if not used:
-        return None
-    # A side the analysis could not bound is cut at the buffer's edge.
-    low = required.min_value if isinstance(required.min_value, PrimExpr) else const(0, dim_max.dtype)
-    high = required.max_value if isinstance(required.max_value, PrimExpr) else dim_max
-    if len(used) == 1:
-        v = used[0]
-        if isinstance(index, FloorMod) and index.a is v:
-            return None
-        if isinstance(index, FloorDiv) and index.a is v and isinstance(index.b, IntImm) and index.b.value > 0:
-            c = index.b.value
-            return v, IntervalSet(low * c, high * c + (c - 1)), IntervalSet(const(0), dim_max * c + (c - 1))
-        b = analyzer.simplify(substitute(index, {v: const(0, v.dtype)}))
-        a = analyzer.simplify(substitute(index, {v: const(1, v.dtype)}) - b)
-        if isinstance(a, IntImm) and a.value > 0 and analyzer.can_prove_equal(index, a * v + b):
-            a = a.value
-            if a == 1:
-                return v, IntervalSet(low - b, high - b), IntervalSet(op.neg(b), dim_max - b)
-            dom = IntervalSet(op.floordiv(low - b, a), op.floordiv(high - b, a))
-            return v, dom, IntervalSet(_ceildiv(op.neg(b), a), op.floordiv(dim_max - b, a))
-    raise RegionPatternError(
-        f"cannot tell which instances of block {block.name} produce the needed region: its index "
-        f"{index!r} is not a * v + b, v // c or v % c of a single block iterator. Simplify the block's "
-        "indexing (e.g. with transform_layout) before moving it",
-        block,
-    )
-
-
-def _iteration_domains(block, provided_regions, required, analyzer) -> list[tuple[PrimExpr, PrimExpr, list]]:
-    """Per block iterator: ``(min, max, bounds)``, bounds being intervals it must stay in."""
-    domains: dict[Var, _Domain] = {iv.var: _Domain() for iv in block.iter_vars}
-    for provided in provided_regions:
-        needed = required.get(provided.buffer)
-        if not needed:
-            continue
-        for d, (p, extent) in enumerate(zip(provided.region, provided.buffer.shape)):
-            hull = union([sets[d] for sets in needed], analyzer)
-            solved = _solve_dim(p, hull, extent - 1, block, analyzer)
-            if solved is not None:
-                var, dom, bound = solved
-                domains[var].dom.append(dom)
-                domains[var].bound.append(bound)
-    out = []
-    for iv in block.iter_vars:
-        info = domains[iv.var]
-        full = IntervalSet.from_range(iv.dom, analyzer)
-        if not info.dom:
-            out.append((full.min_value, full.max_value, []))
-            continue
-        dom = union(info.dom, analyzer)
-        low, high = analyzer.simplify(dom.min_value), analyzer.simplify(dom.max_value)
-        bound = intersect([union(info.bound, analyzer), full], analyzer)
-        bounds = [bound]
-        if _contains(bound, low, high, analyzer):
-            bounds = []
-        elif _contains(dom, bound.min_value, bound.max_value, analyzer):
-            low, high, bounds = bound.min_value, bound.max_value, []
-        out.append((low, high, bounds))
-    return out
-
-
-def _contains(s: IntervalSet, low: PrimExpr, high: PrimExpr, analyzer: Analyzer) -> bool:
-    return analyzer.can_prove(s.min_value <= low) and analyzer.can_prove(high <= s.max_value)
-
-
 # ---------------------------------------------------------------- the rewrite
 
 
@@ -424,7 +339,7 @@ def _move(state: ScheduleState, block, loop, preserve_unit_loops, index, reverse
             relax_scope = "global" if reverse else region.buffer.scope
             dom = loop_domains(state, other_realize, loop, relax_scope)
             required.setdefault(region.buffer, []).append(relaxed_sets(other_realize, region, dom, analyzer))
-    domains = _iteration_domains(block, provided, required, analyzer)
+    domains = iteration_domains(block, provided, required, analyzer, reverse)
 
     # Step 3. Regenerate the block's loops under the target loop and drop the old ones.
     nest = _new_nest(block, domains, preserve_unit_loops, analyzer)
@@ -533,14 +448,20 @@ class ComputeAtMethods:
 
         reverse_compute_at in TVM (Halide's ``compute_at`` seen from the consumer). The
         block's loops are replaced by loops ``ax0, ax1, ...`` at the end of ``loop``'s body
-        (after the producers) covering the region the producers write during one
-        iteration of ``loop``; typical after ``cache_write``, to write each tile back.
+        (after the producers) running the instances whose reads the producers wrote during
+        that iteration of ``loop`` (TVM's cut); typical after ``cache_write``, to write each
+        tile back. A transposing or strided consumer is cut the same way.
 
         Requirements
         ------------
         - ``loop`` is in the block's scope, encloses every producer, and not the block.
         - The block is complete or a reduction with an init, and the only writer of
           what it writes.
+        - In each dimension, its read is one element per instance (``a * v + b`` or
+          ``v // c`` of an iterator), or lies inside what every iteration of ``loop``
+          produces there: a window ``C[i, j:j + 2]`` is refused under a loop over tiles
+          of ``j`` (ReadOutsideIterationError), since an instance at a tile's edge would
+          read the next tile.
 
         Parameters
         ----------

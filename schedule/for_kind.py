@@ -230,7 +230,6 @@ def bind(state: ScheduleState, loop: For, thread_axis: str) -> None:
     tag = _check_thread_tag(thread_axis, loop)
     if loop.kind is not ForKind.THREAD_BINDING:  # a bound loop may be bound again, as in TVM
         check_serial(loop, "bind", "Bind a serial loop (split it first to bind a part)")
-    check_constant_extent(loop, "bind")
     # A reduction loop may be bound to threadIdx.x/y/z (a cross-thread reduction, lowered by
     # tir/transform/lower_cross_thread_reduction.py), never to blockIdx or vthread: as TVM.
     cross_thread = tag.startswith("threadIdx.")
@@ -295,7 +294,9 @@ class ForKindMethods:
         ``bind`` in TVM; ``gpu_blocks``/``gpu_threads`` in Halide; a grid axis in Triton.
 
         Requirements: the loop is serial or already bound (binding it again replaces
-        the axis, as in TVM) and has a constant extent; the blocks under it have affine
+        the axis, as in TVM); its extent may be symbolic (a dynamic shape: the GPU
+        builds read a blockIdx extent at each call and need threadIdx extents to be
+        constants); the blocks under it have affine
         bindings and compact data flow, and none uses it for an opaque iterator, nor for
         a reduction iterator unless the axis is threadIdx.x/y/z: a reduction loop bound
         to threads is a cross-thread reduction (TVM's rule), which the GPU targets lower

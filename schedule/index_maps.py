@@ -1,24 +1,26 @@
-"""What the layout-changing primitives share (layout_transformation.py, reindex.py): TVM's buffer
-argument (``("read", n)``, ``("write", n)`` or a name), index maps given as lambdas, IndexMaps or
-trace text, whether a map is an affine bijection onto a box and its inverse, and the method-level
-handling of a block given by name.
+"""What the primitives that take a buffer argument share, and what the layout-changing ones
+(layout_transformation.py, reindex.py) share besides: TVM's buffer argument (an index into a
+block's reads or writes, ``("read", n)``, ``("write", n)`` or a name), checked in one place for
+every primitive, index maps given as lambdas, IndexMaps or trace text, whether a map is an affine
+bijection onto a box and its inverse, and the method-level handling of a block given by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tir import Block, Buffer, IndexMap, IndexMapError, IntImm, PrimExpr, Range, Var, const, op
+from tir import Block, Buffer, BufferRegion, IndexMap, IndexMapError, IntImm, PrimExpr, Range, Var, const, op
 from tir.arith.iter_map import IterSumExpr, detect_iter_map
 
-from .errors import ScheduleError
+from .errors import ArgumentError, ScheduleError
 from .instruction import BlockRV
 
 # ---------------------------------------------------------------- errors
 
 
-class LayoutBufferError(ScheduleError):
-    """The buffer argument names nothing the block reads or writes."""
+class BufferIndexError(ScheduleError):
+    """The buffer argument names nothing the block reads or writes: an index outside its reads or
+    writes (TVM's BufferIndexOutOfRangeError), or a name or Buffer it does not access."""
 
 
 class IndexMapNotApplicableError(ScheduleError):
@@ -28,27 +30,46 @@ class IndexMapNotApplicableError(ScheduleError):
 # ---------------------------------------------------------------- arguments
 
 
-def buffer_position(block: Block, buffer) -> tuple[str, int]:
+def region_list(regions: tuple[BufferRegion, ...]) -> str:
+    """``[0] A[0:16, 0:16], [1] B[...]``: the regions as an error message lists them."""
+    return ", ".join(f"[{i}] {r!r}" for i, r in enumerate(regions)) or "nothing"
+
+
+def access_region(block: Block, kind: str, index, argument: str = "buffer_index") -> BufferRegion:
+    """``block.reads[index]`` (``kind`` "read") or ``block.writes[index]`` (``kind`` "write"): the
+    check of TVM's buffer-index argument (named ``argument`` in the error) that every primitive
+    taking one shares: ArgumentError when it is not an int, BufferIndexError when it is out of range."""
+    if kind not in ("read", "write"):
+        raise BufferIndexError(f"buffer_index_type must be 'read' or 'write', got {kind!r}", block)
+    regions = block.reads if kind == "read" else block.writes
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise ArgumentError(
+            f"{argument} must be an int indexing what block {block.name!r} {kind}s, got {index!r}", block
+        )
+    if not 0 <= index < len(regions):
+        raise BufferIndexError(
+            f"{argument} {index} is out of range: block {block.name!r} {kind}s {len(regions)} buffer(s): "
+            f"{region_list(regions)}. Pick an index from that list",
+            block,
+        )
+    return regions[index]
+
+
+def buffer_position(block: Block, buffer, argument: str = "buffer") -> tuple[str, int]:
     """``("read" | "write", index)`` for TVM's buffer argument: such a pair, a name, or a Buffer.
 
     A buffer both read and written (an accumulator) is found among the writes."""
     if isinstance(buffer, (tuple, list)) and len(buffer) == 2 and buffer[0] in ("read", "write"):
         kind, index = buffer
-        regions = block.reads if kind == "read" else block.writes
-        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(regions):
-            return kind, index
-        raise LayoutBufferError(
-            f"block {block.name!r} has no {kind} buffer {index!r}; it {kind}s "
-            f"{[r.buffer.name for r in regions]}",
-            block,
-        )
+        access_region(block, kind, index, argument)
+        return kind, index
     for kind, regions in (("write", block.writes), ("read", block.reads)):
         for index, region in enumerate(regions):
             if region.buffer is buffer or region.buffer.name == buffer:
                 return kind, index
     name = buffer.name if isinstance(buffer, Buffer) else buffer
     accessed = [r.buffer.name for r in (*block.reads, *block.writes)]
-    raise LayoutBufferError(
+    raise BufferIndexError(
         f"block {block.name!r} neither reads nor writes buffer {name!r} (it accesses {accessed}); "
         "pass ('read', n), ('write', n) or the name of one of those",
         block,

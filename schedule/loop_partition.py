@@ -21,7 +21,7 @@ from tir import Block, BlockRealize, For, IntImm, Mutator, Range, Var, const
 from tir.functor import stmts_pre_order
 from tir.stmt import seq
 
-from .analysis import check_constant_extent, check_serial
+from .analysis import check_constant_extent, check_factor_list, check_serial, plain_factor
 from .errors import ArgumentError, ScheduleError
 from .instruction import ExprRV, LoopRV, primitive
 from .state import ScheduleState
@@ -30,31 +30,22 @@ from .state import ScheduleState
 
 
 class PartitionFactorError(ScheduleError):
-    """The partition sizes are not positive, more than one is None, or they add up past the extent."""
+    """The partition sizes add up past the loop's extent (or to it, leaving nothing for None)."""
 
 
 # ---------------------------------------------------------------- loop_partition
 
 
 def _sizes(loop: For, factors, extent: int) -> list[int]:
-    name = loop.loop_var.name
-    if not isinstance(factors, (list, tuple)) or not factors:
-        raise ArgumentError(f"loop_partition of loop {name} needs a non-empty list of factors", loop)
-    if sum(f is None for f in factors) > 1:
-        raise PartitionFactorError(
-            f"can't partition loop {name} by {list(factors)}: only one factor can be None", loop
-        )
-    for f in factors:
-        if f is not None and (isinstance(f, bool) or not isinstance(f, int) or f <= 0):
-            raise PartitionFactorError(
-                f"can't partition loop {name} by {list(factors)}: {f!r} is not a positive integer", loop
-            )
+    """The parts' sizes: split's factor check, then sizes that add up to at most the extent, the
+    None one (if any) taking what the others leave and a last part the rest when there is none."""
+    factors = check_factor_list(loop, factors, "loop_partition")
     known = sum(f for f in factors if f is not None)
     rest = extent - known
     if rest < 0 or (rest == 0 and None in factors):
         raise PartitionFactorError(
-            f"can't partition loop {name} of extent {extent} by {list(factors)}: the parts add up to "
-            f"{known}{' and leave nothing for None' if rest == 0 else ''}; they must fit in the extent",
+            f"can't partition loop {loop.loop_var.name} of extent {extent} by {factors}: the parts add up "
+            f"to {known}{' and leave nothing for None' if rest == 0 else ''}; they must fit in the extent",
             loop,
         )
     sizes = [rest if f is None else f for f in factors]
@@ -146,12 +137,13 @@ class LoopPartitionMethods:
         copy of the body; return the new loops.
 
         ``loop_partition`` in TVM (Halide's ``partition`` peels loop boundaries the same
-        way). Sizes are taken in order from 0; one may be None (what is left); without
-        None, a last loop takes what the sizes leave. Blocks in part ``k`` are renamed
+        way). Sizes are taken in order from 0; one may be None or -1 (what is left); without
+        it, a last loop takes what the sizes leave. Blocks in part ``k`` are renamed
         ``<block>_<loop><k>``, so earlier block handles under the loop become stale.
 
         Requirements: the loop is serial, starts at 0 and has a constant extent; sizes
-        are positive and add up to at most the extent.
+        are checked as split's factors (positive ints or sampled values, one None) and
+        add up to at most the extent.
 
         Example
         -------
@@ -176,6 +168,7 @@ class LoopPartitionMethods:
                     T.writes(B[vi_1])
                     B[vi_1] = A[vi_1] * T.float32(2.0)
         """
+        factors = [plain_factor(f) for f in factors] if isinstance(factors, (list, tuple)) else factors
         return self._run(
             "loop_partition", loop=loop, factors=factors, preserve_unit_iters=preserve_unit_iters
         )

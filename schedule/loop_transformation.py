@@ -41,23 +41,15 @@ from tir import dtype as _dt
 from tir.arith import Analyzer
 from tir.functor import substitute, uses_var
 
-from .analysis import check_serial, realizes_under
+from .analysis import NonPositiveFactorError as NonPositiveFactorError  # this family's error
+from .analysis import NotSingleInferFactorError as NotSingleInferFactorError  # this family's error
+from .analysis import check_factor_list, check_serial, plain_factor, realizes_under
 from .block_properties import check_affine_binding
 from .errors import ArgumentError, ScheduleError
 from .instruction import ExprRV, LoopRV, primitive
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
-
-
-class NonPositiveFactorError(ScheduleError):
-    """A split factor is zero or negative."""
-
-
-class NotSingleInferFactorError(ScheduleError):
-    """More than one split factor is None; only one can be inferred from the others."""
-
-    tvm_phrase = "Only one factor can be specified as -1 or none"
 
 
 class WrongFactorProductError(ScheduleError):
@@ -242,49 +234,20 @@ class _LoopVarRewriter(Mutator):
 def _check_factors(loop: For, factors, extent: int | None) -> list[int | None]:
     """The factors as ints, the one None (if any) inferred as ceil(extent / product of the others);
     for a symbolic extent (``extent`` None) the None stays, to become an expression of the extent."""
-    name = loop.loop_var.name
-    if not isinstance(factors, (list, tuple)) or not factors:
-        raise ArgumentError(
-            f"split needs a non-empty list of factors for loop {name} (ints, sampled values or one None), "
-            f"got {factors!r}",
-            loop,
-        )
-    factors = [None if f == -1 and isinstance(f, int) and not isinstance(f, bool) else f for f in factors]
-    inferred = [position for position, f in enumerate(factors) if f is None]
-    if len(inferred) > 1:
-        raise NotSingleInferFactorError(
-            f"can't split loop {name} by {list(factors)}: only one factor can be None (inferred from the "
-            "others); give the others as integers",
-            loop,
-        )
-    for position, f in enumerate(factors):
-        if f is None:
-            continue
-        if isinstance(f, bool) or not isinstance(f, int):
-            raise ArgumentError(
-                f"can't split loop {name}: the factor at position {position} is {f!r} "
-                f"({type(f).__name__}); factors must be positive integers, sampled values or None",
-                loop,
-            )
-        if f <= 0:
-            raise NonPositiveFactorError(
-                f"can't split loop {name}: the factor at position {position} is {f}; factors must be "
-                "positive",
-                loop,
-            )
+    factors = check_factor_list(loop, factors, "split")
     known = prod(f for f in factors if f is not None)
     if extent is None:
-        return list(factors)
-    if inferred:
+        return factors
+    if None in factors:
         return [-(-extent // known) if f is None else f for f in factors]
     if known < extent:
         raise WrongFactorProductError(
-            f"can't split loop {name} of extent {extent} by {list(factors)}: the factors multiply to "
-            f"{known}, fewer iterations than the loop has. Make the product at least {extent}, or write "
+            f"can't split loop {loop.loop_var.name} of extent {extent} by {factors}: the factors multiply "
+            f"to {known}, fewer iterations than the loop has. Make the product at least {extent}, or write "
             "None for one factor to infer it",
             loop,
         )
-    return list(factors)
+    return factors
 
 
 def _split_extents(
@@ -513,14 +476,6 @@ def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
 # ---------------------------------------------------------------- public methods
 
 
-def _plain_factor(factor):
-    """Sampled handles and None stay; integer-like values (numpy ints, IntImm) become ints for the trace;
-    -1 is TVM's spelling of None (the factor to infer)."""
-    if factor is None or isinstance(factor, (ExprRV, bool)) or not hasattr(factor, "__index__"):
-        return factor
-    return None if int(factor) == -1 else int(factor)
-
-
 class LoopTransformationMethods:
     def split(
         self,
@@ -573,7 +528,7 @@ class LoopTransformationMethods:
                     T.writes(B[vi])
                     B[vi] = A[vi] + T.float32(1.0)
         """
-        factors = [_plain_factor(f) for f in factors] if isinstance(factors, (list, tuple)) else factors
+        factors = [plain_factor(f) for f in factors] if isinstance(factors, (list, tuple)) else factors
         # Recorded only when set, so traces of ordinary splits read as they always did.
         extra = {"disable_predication": True} if disable_predication else {}
         return self._run(

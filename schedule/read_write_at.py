@@ -38,8 +38,8 @@ from tir.stmt import seq
 from .analysis import loads_of, loop_domains
 from .cache_stage import checked_scope
 from .cache_write_region import PartialWriteError, predicated_region, written_condition, written_region
-from .errors import ArgumentError, ScheduleError
-from .index_maps import BlockArgumentMethods
+from .errors import ScheduleError
+from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -128,20 +128,13 @@ def read_at(
     state: ScheduleState, loop: For, block: Block, read_buffer_index: int, storage_scope: str
 ) -> Block:
     scope = checked_scope(storage_scope, "read_at")
-    if (
-        isinstance(read_buffer_index, bool)
-        or not isinstance(read_buffer_index, int)
-        or not (0 <= read_buffer_index < len(block.reads))
-    ):
-        raise ArgumentError(f"read_at: block {block.name!r} has no read buffer {read_buffer_index!r}", block)
-    buffer = block.reads[read_buffer_index].buffer
+    read = access_region(block, "read", read_buffer_index, "read_buffer_index")
+    buffer = read.buffer
     _check_stage(state, loop, block, buffer, "read")
     if any(w.buffer is buffer for w in block.writes):
         raise StageAtError(f"can't read_at buffer {buffer.name}: block {block.name!r} writes it too", block)
     realize = state.realize_of(block)
-    narrowed = predicated_region(
-        realize, block.reads[read_buffer_index], loop_domains(state, realize, loop, scope), Analyzer()
-    )
+    narrowed = predicated_region(realize, read, loop_domains(state, realize, loop, scope), Analyzer())
     if not isinstance(narrowed, tuple):
         raise StageAtError(
             f"can't read_at buffer {buffer.name}: block {block.name!r} runs only when {narrowed!r}, which "
@@ -160,15 +153,7 @@ def write_at(
     state: ScheduleState, loop: For, block: Block, write_buffer_index: int, storage_scope: str
 ) -> Block:
     scope = checked_scope(storage_scope, "write_at")
-    if (
-        isinstance(write_buffer_index, bool)
-        or not isinstance(write_buffer_index, int)
-        or not (0 <= write_buffer_index < len(block.writes))
-    ):
-        raise ArgumentError(
-            f"write_at: block {block.name!r} has no write buffer {write_buffer_index!r}", block
-        )
-    buffer = block.writes[write_buffer_index].buffer
+    buffer = access_region(block, "write", write_buffer_index, "write_buffer_index").buffer
     _check_stage(state, loop, block, buffer, "write")
     if loads_of(block.body, buffer) and block.init is None:
         raise StageAtError(

@@ -32,7 +32,8 @@ from tir import (
     Var,
     const,
 )
-from tir.analysis.reducer import match_reducer
+from tir.analysis.block_access import infer_access_regions
+from tir.analysis.reducer import identity_of, match_reducer
 from tir.expr import And
 from tir.functor import Mutator, Visitor, collect_vars, substitute, uses_var
 from tir.stmt import seq
@@ -57,6 +58,10 @@ class LoopNotAncestorError(ScheduleError):
 
 class LoopBelowReductionError(ScheduleError):
     """decompose_reduction: a reduction loop of the block lies above the chosen loop."""
+
+
+class InitReadsLaterWriteError(ScheduleError):
+    """decompose_reduction: the init reads a buffer that a block inside the chosen loop writes."""
 
 
 class NotSingleBlockLoopError(ScheduleError):
@@ -192,6 +197,8 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
         body=substitute(block.init, iter_map),
         annotations=dict(block.annotations),
     )
+    init_block = replace(init_block, reads=infer_access_regions(init_block)[0])
+    _check_init_inputs_ready(block, init_block, loop)
     init_realize = BlockRealize(
         tuple(substitute(v, loop_map) for v in init_values), substitute(predicate, loop_map), init_block
     )
@@ -204,11 +211,37 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     return init_block
 
 
+def _check_init_inputs_ready(block: Block, init_block: Block, loop: For) -> None:
+    """The init goes before ``loop``: a buffer it reads (a bias in shared memory) must not be written
+    inside ``loop``, where it would be read before it is filled."""
+    read = {region.buffer for region in init_block.reads}
+    for producer in _blocks_under(loop):
+        late = [w.buffer.name for w in producer.writes if w.buffer in read]
+        if producer is not block and late:
+            raise InitReadsLaterWriteError(
+                f"can't decompose block {block.name} at loop {loop.loop_var.name}: its init reads "
+                f"{late[0]}, which block {producer.name} writes inside that loop, so the init would read "
+                f"it before it is written. Decompose at a loop outside block {producer.name}, or "
+                f"compute {producer.name} at a loop above {loop.loop_var.name}.",
+                loop,
+                block,
+            )
+
+
+def _blocks_under(stmt) -> list[Block]:
+    """Every block below ``stmt``, nested ones included."""
+    found, stack = [], child_blocks(stmt)
+    while stack:
+        block = stack.pop()
+        found.append(block)
+        stack.extend(child_blocks(block))
+    return found
+
+
 # ---------------------------------------------------------------- reducers
 
 
 _COMBINER_NAMES = {Add: "+", Mul: "*", Max: "max", Min: "min"}
-_IDENTITIES = {Add: 0, Mul: 1}
 
 
 def _check_rfactor_block(state: ScheduleState, block: Block) -> None:
@@ -225,9 +258,9 @@ def _check_rfactor_block(state: ScheduleState, block: Block) -> None:
 
 def _check_identity(block: Block, kind: type, init: BufferStore) -> None:
     """Sums and products must start from 0 and 1; max and min may start anywhere (idempotent)."""
-    if kind not in _IDENTITIES:
+    if kind not in (Add, Mul):
         return
-    identity = _IDENTITIES[kind]
+    identity = identity_of(kind, init.value.dtype).value
     if getattr(init.value, "value", None) != identity:
         raise InitNotIdentityError(
             f"can't rfactor block {block.name}: its reduction with {_COMBINER_NAMES[kind]} starts from "

@@ -225,7 +225,7 @@ def reindex(state: ScheduleState, block: Block, buffer) -> Block:
 def reindex_cache_read(
     state: ScheduleState, block: Block, read_buffer_index: int, storage_scope: str, index_map
 ) -> Block:
-    kind, index = buffer_position(block, ("read", read_buffer_index))
+    kind, index = buffer_position(block, ("read", read_buffer_index), "read_buffer_index")
     scope = checked_scope(storage_scope, "reindex_cache_read")
     index_map = as_index_map(index_map, len(block.iter_vars), _iter_dtype(block), block)
     return _stage_through(state, block, kind, index, "reindex_cache_read", scope, index_map)
@@ -235,7 +235,7 @@ def reindex_cache_read(
 def reindex_cache_write(
     state: ScheduleState, block: Block, write_buffer_index: int, storage_scope: str, index_map
 ) -> Block:
-    kind, index = buffer_position(block, ("write", write_buffer_index))
+    kind, index = buffer_position(block, ("write", write_buffer_index), "write_buffer_index")
     scope = checked_scope(storage_scope, "reindex_cache_write")
     index_map = as_index_map(index_map, len(block.iter_vars), _iter_dtype(block), block)
     return _stage_through(state, block, kind, index, "reindex_cache_write", scope, index_map)

@@ -39,7 +39,7 @@ from tir.functor import collect_vars, stmts_pre_order
 from .analysis import loads_of, loop_domains, relaxed_region
 from .cache_write_region import PartialWriteError, written_region
 from .errors import ScheduleError
-from .index_maps import BlockArgumentMethods
+from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -76,14 +76,7 @@ def _window(state: ScheduleState, block: Block, region: BufferRegion, loop: For,
 @primitive()
 def rolling_buffer(state: ScheduleState, block: Block, write_buffer_index: int) -> None:
     # Step 1. an intermediate buffer that only this block writes, read under a loop shared with it
-    what = f"can't roll buffer of block {block.name!r}"
-    if (
-        isinstance(write_buffer_index, bool)
-        or not isinstance(write_buffer_index, int)
-        or not (0 <= write_buffer_index < len(block.writes))
-    ):
-        raise RollingBufferError(f"{what}: write_buffer_index {write_buffer_index!r} is out of range", block)
-    buffer = block.writes[write_buffer_index].buffer
+    buffer = access_region(block, "write", write_buffer_index, "write_buffer_index").buffer
     what = f"can't roll buffer {buffer.name} of block {block.name!r}"
     if any(p is buffer for p in state.func.params):
         raise RollingBufferError(f"{what}: it is a parameter of the function", block)

@@ -17,7 +17,7 @@ from tir import dtype as dtypes
 from tir.functor import substitute_buffers
 
 from .errors import ArgumentError, ScheduleError
-from .index_maps import BlockArgumentMethods
+from .index_maps import BlockArgumentMethods, access_region
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -55,21 +55,11 @@ class _CastAccesses(Mutator):
 @primitive()
 def unsafe_set_dtype(state: ScheduleState, block: Block, buffer_index: int, dtype: str) -> None:
     # Step 1. a written buffer the function allocates, and a known dtype
-    if (
-        isinstance(buffer_index, bool)
-        or not isinstance(buffer_index, int)
-        or not 0 <= buffer_index < len(block.writes)
-    ):
-        raise SetDtypeBufferError(
-            f"block {block.name!r} writes {len(block.writes)} buffer(s); buffer_index {buffer_index!r} "
-            "does not index them",
-            block,
-        )
+    old = access_region(block, "write", buffer_index).buffer
     try:
         dtypes.check(dtype)
     except (ValueError, TypeError) as err:
         raise ArgumentError(f"unsafe_set_dtype: {err}", block) from None
-    old = block.writes[buffer_index].buffer
     if any(p is old for p in state.func.params):
         raise SetDtypeBufferError(
             f"can't change the dtype of buffer {old.name}: it is a parameter of the function, whose type "
@@ -82,23 +72,7 @@ def unsafe_set_dtype(state: ScheduleState, block: Block, buffer_index: int, dtyp
     # Step 2. the buffer in the new type; stores convert to it, loads convert back
     new = replace(old, dtype=dtype)
     body = _CastAccesses(new, old.dtype).visit(substitute_buffers(state.func.body, {old: new}))
-    body = AllocSwap(old, new).visit(body)
     state.set_func(replace(state.func, body=body))
-
-
-class AllocSwap(Mutator):
-    """Puts ``new`` in place of ``old`` among the buffers a block allocates."""
-
-    def __init__(self, old: Buffer, new: Buffer):
-        self.old, self.new = old, new
-
-    def visit_Block(self, block: Block):
-        block = self.generic_visit(block)
-        if any(b is self.old for b in block.alloc_buffers):
-            return replace(
-                block, alloc_buffers=tuple(self.new if b is self.old else b for b in block.alloc_buffers)
-            )
-        return block
 
 
 # ---------------------------------------------------------------- public methods

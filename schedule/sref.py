@@ -47,11 +47,16 @@ class StmtSRef:
                 return sref_of(self._state, node)
         return None
 
+    def _identity(self) -> tuple[int, int | str]:
+        """What makes two srefs the same: the state, and the loop's variable (by identity, as IR
+        nodes compare) or the block's name (by value: equal names are one block)."""
+        return id(self._state), id(self._key) if isinstance(self._key, Var) else self._key
+
     def __eq__(self, other) -> bool:
-        return isinstance(other, StmtSRef) and other._state is self._state and other._key is self._key
+        return isinstance(other, StmtSRef) and other._identity() == self._identity()
 
     def __hash__(self) -> int:
-        return hash((id(self._state), id(self._key) if isinstance(self._key, Var) else self._key))
+        return hash(self._identity())
 
     def __repr__(self) -> str:
         return f"StmtSRef({self._key.name if isinstance(self._key, Var) else repr(self._key)})"

@@ -126,20 +126,23 @@ class Buffer:
     def full_region(self) -> BufferRegion:
         return BufferRegion(self, tuple(Range(const(0, s.dtype), s) for s in self.shape))
 
-    def static_nbytes(self) -> int | None:
-        """Bytes the buffer occupies (padding included), or None when a dimension is symbolic."""
-        shape = self.static_shape()
-        if shape is None:
-            return None
-        size = _dt.bytes_of(self.dtype)
+    def flat_size(self) -> PrimExpr:
+        """Elements the buffer spans, padding included, as TVM allocates it: ``shape[0] * strides[0]``
+        when it has strides (storage_align pads each row), the product of the shape otherwise.
+        flatten_buffer allocates this many, a pipeline's versions are this far apart, and
+        ``static_nbytes`` counts it."""
         if self.strides:
-            outer = self.strides[0]
-            if not hasattr(outer, "value") or not isinstance(outer.value, int):
-                return None
-            return size * (shape[0] * outer.value if shape else 1)
-        for extent in shape:
-            size *= extent
+            return self.shape[0] * self.strides[0]
+        index_dtype = "int64" if any(dim.dtype == "int64" for dim in self.shape) else "int32"
+        size = const(1, index_dtype)
+        for extent in self.shape:
+            size = size * extent
         return size
+
+    def static_nbytes(self) -> int | None:
+        """Bytes the buffer occupies (padding included), or None when its size is symbolic."""
+        size = self.flat_size()
+        return size.value * _dt.bytes_of(self.dtype) if isinstance(size, IntImm) else None
 
     def static_shape(self) -> tuple[int, ...] | None:
         """The shape as Python ints, or None when a dimension is symbolic."""

@@ -461,9 +461,12 @@ ExprLike = Union[PrimExpr, int, float, bool]  # noqa: UP007 - evaluated at runti
 
 
 def const(value, dtype: str | None = None) -> PrimExpr:
-    """Make a constant node from a Python number (expressions pass through)."""
+    """Make a constant node from a Python number (expressions pass through, and an object with a
+    ``__tir_expr__`` method, such as a te axis, gives its expression)."""
     if isinstance(value, PrimExpr):
         return value
+    if hasattr(value, "__tir_expr__"):
+        return value.__tir_expr__()
     if isinstance(value, bool):
         return IntImm(int(value), dtype or "bool")
     if isinstance(value, int):

@@ -14,7 +14,7 @@ from dataclasses import fields, replace
 
 from .buffer import Buffer, BufferRegion
 from .expr import BufferLoad, BufferPointer, FloatImm, IntImm, IterVar, PrimExpr, Range, Var
-from .stmt import BufferStore, Stmt
+from .stmt import Allocate, Block, BufferStore, Stmt
 
 _NODE_TYPES = (PrimExpr, Stmt, Range, IterVar, BufferRegion)
 # Fields that never hold child nodes (buffers are identities, handled by name).
@@ -221,9 +221,22 @@ class _BufferSubstituter(Mutator):
         new = self.bmap.get(region.buffer)
         return replace(region, buffer=new) if new is not None else region
 
+    def visit_Block(self, block: Block):
+        block = self.generic_visit(block)
+        if not any(b in self.bmap for b in block.alloc_buffers):
+            return block
+        return replace(block, alloc_buffers=tuple(self.bmap.get(b, b) for b in block.alloc_buffers))
+
+    def visit_Allocate(self, alloc: Allocate):
+        alloc = self.generic_visit(alloc)
+        new = self.bmap.get(alloc.buffer)
+        return replace(alloc, buffer=new) if new is not None else alloc
+
 
 def substitute_buffers(node, bmap: dict[Buffer, Buffer]):
-    """Replace every access to the buffers in ``bmap`` (loads, stores, regions)."""
+    """Replace the buffers in ``bmap`` everywhere ``node`` names them: loads, stores, pointers,
+    regions, a block's allocations and ``Allocate`` statements (a buffer changed in place, its
+    dtype, scope or layout, stays allocated where it was)."""
     if not bmap:
         return node
     return _BufferSubstituter(bmap).visit(node)

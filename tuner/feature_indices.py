@@ -22,11 +22,6 @@ from tir.expr import BufferLoad, IntImm, PrimExpr, Ramp, Var
 from tir.functor import Visitor, collect_vars
 
 
-def static_bytes(buffer: Buffer) -> int:
-    shape = buffer.static_shape()
-    return math.prod(shape) * _dt.bytes_of(buffer.dtype) if shape is not None else 0
-
-
 class _Loads(Visitor):
     """The loads in an expression, each before the loads in its indices."""
 

@@ -57,7 +57,7 @@ from tir.stmt import (
     Stmt,
 )
 
-from .feature_indices import flat_address, loads_of, static_bytes, working_set
+from .feature_indices import flat_address, loads_of, working_set
 
 # Levels of the main store's loop nest described one by one, innermost first.
 NEST_LEVELS = 6
@@ -360,9 +360,9 @@ class _FeatureWalker:
 
     def _allocate(self, node: Allocate) -> None:
         if node.buffer.scope == "shared":
-            self.kernel.shared_bytes += static_bytes(node.buffer)
+            self.kernel.shared_bytes += node.buffer.static_nbytes() or 0
         elif storage_class(node.buffer.scope) == "local":
-            self.kernel.local_bytes += static_bytes(node.buffer)
+            self.kernel.local_bytes += node.buffer.static_nbytes() or 0
         self.stmt(node.body)
 
     def _if(self, node: IfThenElse) -> None:
@@ -587,7 +587,7 @@ class _FeatureWalker:
         flops = self.flops if flops is None else float(flops)
         b = self.bytes
         global_bytes = b["global", "L"] + b["global", "S"]
-        global_footprint = sum(static_bytes(buffer) for buffer in self.global_buffers_read)
+        global_footprint = sum(buffer.static_nbytes() or 0 for buffer in self.global_buffers_read)
         moved = global_bytes + b["shared", "L"] + b["shared", "S"]
         values = {
             "is_gpu": float(target.is_gpu),

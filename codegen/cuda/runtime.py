@@ -33,6 +33,7 @@ CUPY_MISSING = (
     "without a GPU, use codegen.cuda.nvcc.compile_with_nvcc."
 )
 NVRTC_OPTIONS = ("-std=c++17",)
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # gridDim.x, .y, .z of every GPU since compute capability 3.0
 
 
 def nvrtc_options(source: str) -> tuple[str, ...]:
@@ -96,7 +97,7 @@ class CudaModule:
 
     def run(self, name: str, arrays: Sequence) -> None:
         """Launch function ``name``'s kernels in order on ``arrays`` (numpy or CuPy, in params order)."""
-        function = self._lookup(name)
+        function = self._lookup(name).for_call(arrays)
         with self._device_buffers(function, arrays) as buffers:
             for launch in function.launches:
                 self._launch(function, launch, buffers)
@@ -110,7 +111,7 @@ class CudaModule:
         """Mean seconds per call of ``name`` by CUDA events: one warm-up call, then ``repeat`` means."""
         if number < 1 or repeat < 1:
             raise ValueError(f"time() needs number and repeat >= 1; got number={number}, repeat={repeat}")
-        function = self._lookup(name)
+        function = self._lookup(name).for_call(arrays)
         start, end = self._cupy.cuda.Event(), self._cupy.cuda.Event()
         means = []
         with self._device_buffers(function, arrays) as buffers:
@@ -168,6 +169,12 @@ class CudaModule:
             original[...] = device if isinstance(original, cupy.ndarray) else device.get()
 
     def _launch(self, function: CompiledFunction, launch: KernelLaunch, buffers: dict) -> None:
+        if any(extent > limit for extent, limit in zip(launch.grid, GRID_LIMITS)):
+            raise LaunchError(
+                f"kernel {launch.name!r} of {function.name!r} needs a grid of {launch.grid} thread blocks, "
+                f"over CUDA's limits {GRID_LIMITS} (a dynamic size this large); bind the loop that grows "
+                "with the size to blockIdx.x, or split it further"
+            )
         args = tuple(buffers[name] for name in launch.buffers)
         try:
             self._kernels[launch.name](launch.grid, launch.block, args)

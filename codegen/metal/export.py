@@ -7,15 +7,18 @@ argument order, which is the kernel's buffer indices) and ``<name>.swift``, a
 short program that compiles the source with the Metal framework and dispatches
 each function's kernels in order. The snippet is generated from the same
 launch descriptions the PyObjC runtime uses, but it has not been run on a Mac.
+A dynamic shape's variables are Swift variables (``var main_n: Int32 = 0``) that the
+buffer lengths and threadgroup counts are computed from.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from codegen.cuda.export import launch_json
 from codegen.module import Module
-from codegen.program import BufferSpec, CompiledFunction
+from codegen.program import BufferSpec, CompiledFunction, Extent, SymbolicExtent
 
 _SWIFT_SCALARS = {
     "float32": "Float",
@@ -66,7 +69,8 @@ def swift_snippet(module: Module, source_name: str) -> str:
 
 def _dispatch(function: CompiledFunction) -> list[str]:
     lines = [f"// {function.name}: buffers in argument order, then its kernels in launch order."]
-    for spec in (*function.params, *function.workspaces):
+    specs = (*function.params, *function.workspaces)
+    for spec in sorted(specs, key=lambda spec: not spec.scalar):  # scalars first: they size buffers
         lines.append(_declare(function.name, spec))
     lines.append(f"let {function.name}Commands = queue.makeCommandBuffer()!")
     for launch in function.launches:
@@ -86,8 +90,8 @@ def _dispatch(function: CompiledFunction) -> list[str]:
             else:
                 lines.append(f"    encoder.setBuffer({variable}, offset: 0, index: {index})")
         lines += [
-            f"    encoder.dispatchThreadgroups({_size(launch.grid)},",
-            f"        threadsPerThreadgroup: {_size(launch.block)})",
+            f"    encoder.dispatchThreadgroups({_size(launch.grid, function.name)},",
+            f"        threadsPerThreadgroup: {_size(launch.block, function.name)})",
             "    encoder.endEncoding()",
             "}",
         ]
@@ -100,11 +104,31 @@ def _declare(function_name: str, spec: BufferSpec) -> str:
     if spec.scalar:
         return f"var {variable}: {_SWIFT_SCALARS[spec.dtype]} = 0  // scalar {spec.name}, set before dispatch"
     shape = "x".join(map(str, spec.shape)) or "scalar"
+    if all(isinstance(dim, int) for dim in spec.shape):
+        length = str(max(spec.nbytes, 4))
+    else:
+        dims = [_swift_extent(dim, function_name) for dim in spec.shape]
+        length = f"max({' * '.join(dims)} * {spec.nbytes_per_element}, 4)"
     return (
-        f"let {variable} = device.makeBuffer(length: {max(spec.nbytes, 4)}, options: .storageModeShared)!"
+        f"let {variable} = device.makeBuffer(length: {length}, options: .storageModeShared)!"
         f"  // {spec.dtype} {shape}"
     )
 
 
-def _size(dims: tuple[int, int, int]) -> str:
-    return f"MTLSize(width: {dims[0]}, height: {dims[1]}, depth: {dims[2]})"
+def _size(dims: tuple[Extent, Extent, Extent], function_name: str) -> str:
+    width, height, depth = (_swift_extent(dim, function_name) for dim in dims)
+    return f"MTLSize(width: {width}, height: {height}, depth: {depth})"
+
+
+_SIZE_EXPRESSION = re.compile(r"[\w\s+*/%()-]+")
+
+
+def _swift_extent(extent: Extent | str, function_name: str) -> str:
+    """A size as Swift: a constant, or an expression of the function's size variables (which are
+    never negative, so Swift's truncating ``/`` is the floor division ``//`` of the text)."""
+    if isinstance(extent, int):
+        return str(extent)
+    text = extent.text if isinstance(extent, SymbolicExtent) else extent
+    if not _SIZE_EXPRESSION.fullmatch(text):
+        return f"0 /* {text}: compute it from the sizes */"
+    return re.sub(r"[A-Za-z_]\w*", lambda m: f"Int({function_name}_{m.group()})", text.replace("//", "/"))

@@ -80,13 +80,14 @@ class MetalModule:
         names = sorted({launch.name for function in functions for launch in function.launches})
         self._pipelines = {name: self._pipeline(library, name, source) for name in names}
         self._resident: dict[str, dict] = {}
+        self._resident_shapes: dict[str, tuple] = {}
         for function in functions:
             for launch in function.launches:
                 self._check_threads(function, launch)
 
     def run(self, name: str, arrays: Sequence) -> None:
         """Dispatch function ``name``'s kernels in order on ``arrays`` (in the order of its params)."""
-        function = self._lookup(name)
+        function = self._lookup(name).for_call(arrays)
         buffers, scalars = self._bind(function, arrays)
         self._submit(function, buffers, scalars, rounds=1)
         self._copy_back(function, arrays, buffers)
@@ -95,7 +96,7 @@ class MetalModule:
         """Mean GPU seconds per call of ``name``: a warm-up, then ``repeat`` command buffers of ``number``."""
         if number < 1 or repeat < 1:
             raise ValueError(f"time() needs number and repeat >= 1; got number={number}, repeat={repeat}")
-        function = self._lookup(name)
+        function = self._lookup(name).for_call(arrays)
         buffers, scalars = self._bind(function, arrays)
         self._submit(function, buffers, scalars, rounds=1)
         means = [self._submit(function, buffers, scalars, rounds=number) / number for _ in range(repeat)]
@@ -104,10 +105,12 @@ class MetalModule:
 
     def release(self) -> None:
         """Free every resident buffer now (its memory is emptied even if PyObjC keeps the object alive)."""
-        for buffers in self._resident.values():
-            for buffer in buffers.values():
-                buffer.setPurgeableState_(self._metal.MTLPurgeableStateEmpty)
-        self._resident.clear()
+        for name in list(self._resident):
+            self._release(name)
+
+    def _release(self, function_name: str) -> None:
+        for buffer in self._resident.pop(function_name, {}).values():
+            buffer.setPurgeableState_(self._metal.MTLPurgeableStateEmpty)
 
     def __del__(self) -> None:
         if getattr(self, "_resident", None):
@@ -160,10 +163,13 @@ class MetalModule:
 
     def _bind(self, function: CompiledFunction, arrays: Sequence) -> tuple[dict, dict[str, bytes]]:
         """The function's resident buffers holding ``arrays``' data, and each scalar's bytes."""
+        specs = [spec for spec in (*function.params, *function.workspaces) if not spec.scalar]
+        shapes = tuple(spec.shape for spec in specs)
         buffers = self._resident.get(function.name)
-        if buffers is None:
-            specs = [spec for spec in (*function.params, *function.workspaces) if not spec.scalar]
+        if buffers is None or self._resident_shapes[function.name] != shapes:  # a dynamic shape changed
+            self._release(function.name)
             buffers = self._resident[function.name] = {spec.name: self._new_buffer(spec) for spec in specs}
+            self._resident_shapes[function.name] = shapes
         scalars = {}
         for spec, array in zip(function.params, arrays):
             if spec.scalar:

@@ -17,12 +17,12 @@ from tuner import workloads
 
 def cross_thread_softmax(threads: int = 128, rows: int = 6, cols: int = 200) -> Schedule:
     """softmax(rows, cols) with the row max and row sum reduced by ``threads`` threads per row."""
-    return _rows_with_reductions(workloads.softmax(rows, cols), "B", ("A_sum", "A_max"), threads)
+    return rows_with_reductions(workloads.softmax(rows, cols), "B", ("A_sum", "A_max"), threads)
 
 
 def cross_thread_layer_norm(threads: int = 128, rows: int = 6, cols: int = 200) -> Schedule:
     """layer_norm(rows, cols) with the row sum and sum of squares reduced by ``threads`` threads per row."""
-    return _rows_with_reductions(workloads.layer_norm(rows, cols), "Y", ("X_sq_sum", "X_sum"), threads)
+    return rows_with_reductions(workloads.layer_norm(rows, cols), "Y", ("X_sq_sum", "X_sum"), threads)
 
 
 def softmax_row_in_shared(threads: int = 128, rows: int = 6, cols: int = 200, lanes: int = 4) -> Schedule:
@@ -39,7 +39,7 @@ def softmax_row_in_shared(threads: int = 128, rows: int = 6, cols: int = 200, la
     return sch
 
 
-def _rows_with_reductions(mod, output: str, reductions: tuple[str, ...], threads: int) -> Schedule:
+def rows_with_reductions(mod, output: str, reductions: tuple[str, ...], threads: int) -> Schedule:
     """The output's rows on blockIdx.x, its columns and each reduction (computed per row, in shared
     memory) split over ``threads`` threads."""
     sch = Schedule(mod)

@@ -78,27 +78,6 @@ def test_kernel_over_thread_limit():
         generate_source(sch.mod, "cuda")
 
 
-def test_dynamic_shape_on_a_gpu_target():
-    program = """
-@T.prim_func
-def main(a: T.handle, b: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    B = T.match_buffer(b, (n,), "float32")
-    for i in range(n):
-        with T.block("B"):
-            vi = T.axis.spatial(n, i)
-            B[vi] = A[vi] + T.float32(1)
-"""
-    import tir
-
-    func = tir.parse(program)
-    for target in ("cuda", "metal"):
-        with pytest.raises(BuildError, match=r"dynamic shapes \(n\) are built for the C target only"):
-            generate_source(func, target)
-    generate_source(func, "c")  # the C target takes n from the arrays (test_dynamic_shapes.py)
-
-
 def test_loop_outside_every_kernel():
     sch = Schedule(vector_add_program(256))
     (i,) = sch.get_loops(sch.get_block("C"))

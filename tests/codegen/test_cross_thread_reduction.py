@@ -30,7 +30,9 @@ from tests.codegen.cross_thread_schedules import (
     softmax_row_in_shared,
 )
 from tests.schedule.util import random_args
-from tir.transform.lower_cross_thread_reduction import ALLREDUCE
+from tir import te
+from tir.functor import post_order_visit
+from tir.transform.lower_cross_thread_reduction import ALLREDUCE, lower_cross_thread_reduction
 from tir.transform.lower_thread_allreduce import lower_thread_allreduce
 from tuner.workloads import layer_norm, softmax
 
@@ -344,3 +346,30 @@ def test_cross_thread_reductions_on_cuda(case):
     except RuntimeUnavailableError as error:
         pytest.skip(f"no CUDA runtime here: {error}")
     check(schedule(), original(), lambda mod, arrays: build(mod, "cuda")["main"](*arrays), reducer)
+
+
+# ---------------------------------------------------------------- one identity table
+
+
+@pytest.mark.parametrize("reducer", ["max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_te_reductions_start_from_the_identity_the_lowering_uses(runner, reducer, dtype):
+    """te.max/te.min start from T.min_value/T.max_value, TVM's identities, and so does each
+    thread's partial result: the write-back stores the reduced value alone instead of combining
+    it with the init once more (which two tables, -inf and min_value, used to cause)."""
+    A = te.placeholder((8, 100), dtype, name="A")
+    k = te.reduce_axis((0, 100), name="k")
+    te_reduce = te.max if reducer == "max" else te.min
+    B = te.compute((8,), lambda i: te_reduce(A[i, k], axis=k), name="B")
+    func = te.create_prim_func([A, B])
+    sch = bind_rows_and_threads(func, 32)
+    lowered = lower_cross_thread_reduction(sch.mod["main"])
+    write_backs = [b for b in _blocks(lowered.body) if b.name == "B_write_back"]
+    assert len(write_backs) == 1 and isinstance(write_backs[0].body.value, tir.BufferLoad)
+    check(sch, func, runner, reducer)
+
+
+def _blocks(stmt) -> list[tir.Block]:
+    found: list[tir.Block] = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, tir.Block) else None)
+    return found

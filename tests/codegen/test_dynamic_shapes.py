@@ -4,8 +4,7 @@ the arrays at call time.
 ``build`` makes each variable of a parameter's shape (``n`` in ``(n, 8)``) a trailing scalar
 parameter of the C function; ``Module`` passes the size of the first array that has it and
 refuses arrays that disagree. Scheduled and unscheduled programs must equal numpy for sizes the
-schedule's factors do and do not divide. GPU targets refuse dynamic shapes with a BuildError
-(test_bad_input.py).
+schedule's factors do and do not divide. The GPU targets are tested in test_dynamic_shapes_gpu.py.
 """
 
 from __future__ import annotations
@@ -62,3 +61,13 @@ def test_timing_passes_the_size_too():
     result = module.time_evaluator("scale_then_shift", number=2, repeat=1)(a, c)
     assert result.mean > 0
     np.testing.assert_allclose(c, 3.0)
+
+
+def test_benchmark_counts_the_flops_of_the_call():
+    module = build(scale_then_shift, "c")
+    assert module.functions["scale_then_shift"].flops == 0  # they depend on n
+    for n in (16, 300):
+        a, c = np.ones((n, 8), "float32"), np.zeros((n, 8), "float32")
+        result = module.benchmark("scale_then_shift", a, c, number=2, repeat=1)
+        assert result.flops == 2 * n * 8  # one multiply and one add per element
+        assert result.gflops > 0

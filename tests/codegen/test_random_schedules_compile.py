@@ -2,7 +2,7 @@
 
 A small generator (split, reorder, fuse, bind, cache_write to local with
 reverse_compute_at, cache_read to shared with compute_at and a cooperative
-fetch, vectorize, storage_align of the shared tile with a drawn axis, factor and
+fetch, vectorize, storage_align of the shared tile with a drawn outer axis, factor and
 offset) draws schedules of a matmul and a conv2d with hypothesis.
 Some schedules software-pipeline a reduction loop (copies in stage 0, the rest
 in a drawn later stage, async copies or not). Every schedule is built for both
@@ -124,7 +124,9 @@ def random_gpu_schedule(draw, name: str) -> Schedule:
         if draw(st.booleans()):
             ndim = sch.get(cache).writes[0].buffer.ndim
             factor = draw(st.sampled_from([1, 4, 8, 32]))
-            axis, offset = draw(st.integers(0, ndim - 1)), draw(st.integers(0, factor - 1))
+            # Not the innermost axis: padding its stride spreads the elements (32x the bytes at
+            # factor 32), past Metal's 32 KB of threadgroup memory; tuners align axis -2.
+            axis, offset = draw(st.integers(0, max(ndim - 2, 0))), draw(st.integers(0, factor - 1))
             sch.storage_align(cache, 0, axis, factor, offset)
     if draw(st.booleans()):
         pipeline(sch, draw(st.sampled_from(reductions)), draw(st.integers(0, 3)), draw(st.booleans()))

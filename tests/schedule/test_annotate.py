@@ -11,10 +11,10 @@ from schedule.annotate import (
     AnnotationValueError,
     NonAllocatedBufferError,
     StorageAlignAxisError,
-    StorageAlignBufferIndexError,
     StorageAlignFactorError,
 )
 from schedule.errors import ArgumentError, NotFoundError
+from schedule.index_maps import BufferIndexError
 from tir import T
 
 from .util import assert_fails_unchanged, assert_same_numbers, verify_trace_roundtrip
@@ -202,10 +202,10 @@ def test_unannotate_refuses_a_loop_without_annotations():
     [
         (
             (1, 0, 32, 1),
-            StorageAlignBufferIndexError,
-            "buffer_index 1 is out of range; the block writes 0: A_shared",
+            BufferIndexError,
+            "buffer_index 1 is out of range: block 'A_shared' writes 1 buffer(s): [0] A_shared[",
         ),
-        ((-1, 0, 32, 1), StorageAlignBufferIndexError, "buffer_index -1 is out of range"),
+        ((-1, 0, 32, 1), BufferIndexError, "buffer_index -1 is out of range"),
         ((0, 2, 32, 1), StorageAlignAxisError, "axis 2 is out of range for its 2 dimensions"),
         ((0, -3, 32, 1), StorageAlignAxisError, "axis -3 is out of range"),
         ((0, 0, 0, 0), StorageAlignFactorError, "factor 0 must be positive"),

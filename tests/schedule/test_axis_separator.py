@@ -11,8 +11,8 @@ import tir
 from codegen import build
 from codegen.errors import BuildError
 from schedule import Schedule
-from schedule.buffer_access import BufferAccessIndexError
 from schedule.errors import ArgumentError
+from schedule.index_maps import BufferIndexError
 from tests.schedule.util import (
     assert_fails_unchanged,
     assert_same_numbers,
@@ -97,7 +97,7 @@ def test_refuses_separators_that_do_not_fit(separators, phrase):
 def test_refuses_a_bad_buffer_index_or_type(index, kind):
     sch = Schedule(scale_then_shift)
     block = sch.get_block("B")
-    assert_fails_unchanged(sch, BufferAccessIndexError, "", sch.set_axis_separator, block, index, kind, [1])
+    assert_fails_unchanged(sch, BufferIndexError, "", sch.set_axis_separator, block, index, kind, [1])
 
 
 def test_script_refuses_separators_that_are_not_integers():

@@ -9,6 +9,7 @@ import pytest
 import tir
 from schedule import Schedule, StaleHandleError
 from schedule.block_iters import IterOrderError
+from schedule.index_maps import BufferIndexError
 from schedule.set_dtype import SetDtypeBufferError
 from tir import T
 
@@ -147,5 +148,5 @@ def test_unsafe_set_dtype_refuses_a_bad_index():
     sch = Schedule(staged)
     block = sch.get_block("B")
     assert_fails_unchanged(
-        sch, SetDtypeBufferError, "does not index", sch.unsafe_set_dtype, block, 1, "float16"
+        sch, BufferIndexError, "buffer_index 1 is out of range", sch.unsafe_set_dtype, block, 1, "float16"
     )

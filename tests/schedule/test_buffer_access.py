@@ -9,8 +9,8 @@ import pytest
 import tir
 from codegen import build
 from schedule import Schedule
-from schedule.buffer_access import BufferAccessIndexError, BufferAccessRangeError
-from schedule.index_maps import IndexMapNotApplicableError
+from schedule.buffer_access import BufferAccessRangeError
+from schedule.index_maps import BufferIndexError, IndexMapNotApplicableError
 from tests.schedule.util import (
     assert_fails_unchanged,
     assert_same_numbers,
@@ -138,9 +138,9 @@ def test_declared_region_survives_compute_at_region_inference():
 @pytest.mark.parametrize(
     ("index", "kind", "error", "phrase"),
     [
-        (2, "read", BufferAccessIndexError, "does not index"),
-        (-1, "write", BufferAccessIndexError, "does not index"),
-        (0, "store", BufferAccessIndexError, "'read' or 'write'"),
+        (2, "read", BufferIndexError, "is out of range"),
+        (-1, "write", BufferIndexError, "is out of range"),
+        (0, "store", BufferIndexError, "'read' or 'write'"),
     ],
 )
 def test_refuses_a_bad_buffer_index_or_type(index, kind, error, phrase):

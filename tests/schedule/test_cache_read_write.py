@@ -5,7 +5,6 @@ from __future__ import annotations
 import tir
 from schedule import Schedule
 from schedule.cache_read_write import (
-    BufferIndexError,
     ConsumerBlockError,
     NonAllocatedBufferError,
     NotSingleWriteBlockError,
@@ -13,6 +12,7 @@ from schedule.cache_read_write import (
     StorageScopeError,
 )
 from schedule.errors import ArgumentError
+from schedule.index_maps import BufferIndexError
 from tir import T
 
 from .util import assert_fails_unchanged, assert_same_numbers, verify_trace_roundtrip

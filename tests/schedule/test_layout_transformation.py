@@ -7,7 +7,7 @@ import pytest
 
 import tir
 from schedule import Schedule
-from schedule.index_maps import IndexMapNotApplicableError, LayoutBufferError
+from schedule.index_maps import BufferIndexError, IndexMapNotApplicableError
 from schedule.layout_transformation import TransformationPaddingError, TransformBlockLayoutError
 from tir import IndexMap, T
 
@@ -265,7 +265,7 @@ def test_transform_layout_refuses_a_buffer_the_block_does_not_access(buffer):
     sch = Schedule(scale_then_shift)
     block = sch.get_block("B")
     swap = lambda i, j: (j, i)  # noqa: E731
-    assert_fails_unchanged(sch, LayoutBufferError, "block 'B'", sch.transform_layout, block, buffer, swap)
+    assert_fails_unchanged(sch, BufferIndexError, "block 'B'", sch.transform_layout, block, buffer, swap)
 
 
 # ---------------------------------------------------------------- transform_block_layout

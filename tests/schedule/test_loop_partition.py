@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tir
 from schedule import Schedule
-from schedule.analysis import WrongLoopKindError
+from schedule.analysis import NonPositiveFactorError, NotSingleInferFactorError, WrongLoopKindError
+from schedule.errors import ArgumentError
 from schedule.loop_partition import PartitionFactorError
 from tir import T
 
@@ -97,19 +99,44 @@ def test_loop_partition_then_vectorize_the_main_part():
     assert_same_numbers(scale, sch.mod["main"])
 
 
+@pytest.mark.parametrize("infer", [None, -1, np.int64(-1)])
+def test_loop_partition_takes_tvms_spellings_of_the_inferred_part(infer):
+    sch = Schedule(scale)
+    parts = sch.loop_partition(sch.get_loops(sch.get_block("B"))[0], [np.int64(3), infer, 4])
+    assert [int(sch.get(loop).extent) for loop in parts] == [3, 13, 4]
+    assert "-1" not in sch.trace.as_python()[-1]  # recorded as None, as split records it
+    verify_trace_roundtrip(sch, scale)
+    assert_same_numbers(scale, sch.mod["main"])
+
+
+def test_loop_partition_takes_a_sampled_factor():
+    sch = Schedule(scale)
+    i = sch.get_loops(sch.get_block("B"))[0]
+    _, inner = sch.sample_perfect_tile(i, n=2, max_innermost_factor=4)  # 1, 2 or 4: room for None
+    head, tail = sch.loop_partition(i, [None, inner])
+    assert int(sch.get(tail).extent) == int(sch.get(inner)) and int(sch.get(head).extent) == 20 - int(
+        sch.get(inner)
+    )
+    assert_same_numbers(scale, sch.mod["main"])
+
+
 @pytest.mark.parametrize(
-    "factors, phrase",
+    "factors, error, phrase",
     [
-        ([None, None], "only one factor"),
-        ([12, 9], "add up to 21"),
-        ([0, 4], "not a positive"),
-        ([20, None], "nothing"),
+        ([None, None], NotSingleInferFactorError, "only one factor can be None"),
+        ([None, -1], NotSingleInferFactorError, "only one factor can be None"),
+        ([0, 4], NonPositiveFactorError, "position 0 is 0"),
+        ([4, -2], NonPositiveFactorError, "position 1 is -2"),
+        ([2.5, 4], ArgumentError, "position 0 is 2.5"),
+        ([], ArgumentError, "non-empty list"),
+        ([12, 9], PartitionFactorError, "add up to 21"),
+        ([20, None], PartitionFactorError, "nothing"),
     ],
 )
-def test_loop_partition_refuses_bad_factors(factors, phrase):
+def test_loop_partition_refuses_bad_factors_as_split_does(factors, error, phrase):
     sch = Schedule(scale)
     loop = sch.get_loops(sch.get_block("B"))[0]
-    assert_fails_unchanged(sch, PartitionFactorError, phrase, sch.loop_partition, loop, factors)
+    assert_fails_unchanged(sch, error, phrase, sch.loop_partition, loop, factors)
 
 
 def test_loop_partition_refuses_a_parallel_loop():

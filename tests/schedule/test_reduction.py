@@ -11,6 +11,7 @@ from schedule import Schedule
 from schedule.reduction import (
     FactorAxisError,
     InitNotIdentityError,
+    InitReadsLaterWriteError,
     LoopBelowReductionError,
     LoopNotAncestorError,
     LoopStructureError,
@@ -392,6 +393,55 @@ def test_decompose_reduction_after_split_and_reorder():
     tir.assert_structural_equal(sch.func, matmul_tiled_decompose_at_k0)
     verify_trace_roundtrip(sch, matmul)
     assert_same_numbers(matmul, sch.mod)
+
+
+# fmt: off
+@T.prim_func
+def row_sum_from_bias(A: T.Buffer((8, 16), "float32"), bias: T.Buffer((8,), "float32"),
+                      B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = bias[vi]
+            B[vi] = B[vi] + A[vi, vk]
+# fmt: on
+
+
+def test_decompose_reduction_gives_the_init_the_reads_it_makes():
+    sch = Schedule(row_sum_from_bias)
+    block = sch.get_block("B")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[1])
+    assert [r.buffer.name for r in sch.get(init).reads] == ["bias"]
+    assert_same_numbers(row_sum_from_bias, sch.mod)
+
+
+def test_decompose_reduction_refuses_to_put_the_init_before_the_fetch_it_reads():
+    """The tuner's conv_layer bug: bias fetched to shared memory inside the k loop, the init (which
+    starts each output from the bias) decomposed before that loop would read the cache unfilled."""
+    sch = Schedule(row_sum_from_bias)
+    block = sch.get_block("B")
+    _, k = sch.get_loops(block)
+    k0, _ = sch.split(k, [None, 4])
+    cache = sch.cache_read(block, 0, "shared")  # the init's read comes first
+    sch.compute_at(cache, k0)
+    assert sch.get(cache).writes[0].buffer.name == "bias_shared"
+    assert_fails_unchanged(
+        sch,
+        InitReadsLaterWriteError,
+        "which block bias_shared writes inside that loop",
+        sch.decompose_reduction,
+        block,
+        k0,
+    )
+
+    sch = Schedule(row_sum_from_bias)  # fetched above the k loops instead, the init can go before them
+    block = sch.get_block("B")
+    i, k = sch.get_loops(block)
+    k0, _ = sch.split(k, [None, 4])
+    sch.compute_at(sch.cache_read(block, 0, "shared"), i)
+    sch.decompose_reduction(block, k0)
+    assert_same_numbers(row_sum_from_bias, sch.mod)
 
 
 def test_decompose_reduction_in_seed_blocking_schedule():

@@ -6,7 +6,7 @@ import pytest
 
 import tir
 from schedule import Schedule
-from schedule.index_maps import LayoutBufferError
+from schedule.index_maps import BufferIndexError
 from schedule.reindex import ReindexAccessError, ReindexBlockError
 from tir import T
 
@@ -160,7 +160,7 @@ def test_reindex_refuses_a_write_under_a_predicate():
 def test_reindex_refuses_a_buffer_the_block_does_not_access():
     sch = Schedule(transpose_scale)
     block = sch.get_block("B")
-    assert_fails_unchanged(sch, LayoutBufferError, "neither reads nor writes", sch.reindex, block, "Q")
+    assert_fails_unchanged(sch, BufferIndexError, "neither reads nor writes", sch.reindex, block, "Q")
 
 
 # ---------------------------------------------------------------- reindex_cache_read / reindex_cache_write

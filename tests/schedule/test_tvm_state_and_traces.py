@@ -27,6 +27,7 @@ from schedule import (
     StaleHandleError,
     Trace,
 )
+from schedule.sref import StmtSRef
 from tir import T
 
 from .util import verify_trace_roundtrip
@@ -58,6 +59,18 @@ def test_an_sref_follows_its_block_and_knows_its_parent():
     assert sref.parent.stmt.loop_var.name == "j"
     with pytest.raises(StaleHandleError, match="loop i, which no longer exists"):
         loop_sref.stmt  # noqa: B018 - split removed the loop
+
+
+def test_srefs_of_one_block_are_equal_and_hash_alike_however_its_name_is_held():
+    sch = Schedule(two_stages)
+    sch.cache_write(sch.get_block("C"), 0, "local")  # a block named "C_local"
+    sref = StmtSRef(sch.state, "".join(["C_", "local"]))
+    same = StmtSRef(sch.state, "".join(["C_loc", "al"]))  # an equal name, another string object
+    assert sref == same and hash(sref) == hash(same) and len({sref, same}) == 1
+    assert sref == sch.get_sref(sch.get_block("C_local")) and sref.stmt.name == "C_local"
+    assert sref != sch.get_sref(sch.get_block("C"))
+    i, _ = sch.get_loops(sch.get_block("C"))
+    assert sch.get_sref(i) == sch.get_sref(i) and sch.get_sref(i) != sref
 
 
 def test_block_scope_lists_read_after_write():

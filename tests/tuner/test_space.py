@@ -58,6 +58,7 @@ WORKLOADS = {
     "reduction_sum": workloads.reduction_sum(8, 16),
     "elementwise_chain": workloads.elementwise_chain(64),
     "window_sum": workloads.window_sum(32),
+    "conv_layer": workloads.conv_layer(1, 2, 4, 8, 8),  # its init reads the bias
     "full_sum": FIXTURES_BY_NAME["full_sum"].func,
     "matmul_relu": matmul_relu,
 }

@@ -6,13 +6,14 @@ values block iterators are bound to, and the conditions (``T.where``, ``if``,
 ``if_then_else``) that guard it. Each index of each ``BufferLoad`` and
 ``BufferStore`` gets a verdict against its dimension:
 
-- **in bounds**: the analyzer proves ``0 <= index < extent``;
+- **in bounds**: the analyzer proves ``0 <= index < extent`` (a symbolic extent too: under
+  ``if i_0 * 32 + i_1 < n``, ``A[i_0 * 32 + i_1]`` of an ``(n,)`` buffer is in bounds);
 - **out of bounds**: the index is an affine sum of loop variables that run over
   their whole constant ranges (no guard mentions them), so every value of its
   range is reached, and that range leaves ``[0, extent)``. ``for i in range(604)``
   reading ``C[i]`` of a 64-element ``C`` is one;
 - **undecided**: anything else: data-dependent indices (a gather ``A[idx[i]]``),
-  symbolic shapes, guarded or non-affine indices.
+  symbolic shapes the guards do not bound, guarded or non-affine indices.
 
 A provably out-of-bounds access raises ``AccessBoundsError`` naming the
 buffer, the index, the range it takes and the shape; undecided ones are left
@@ -78,8 +79,9 @@ class AccessWalker(Mutator):
 
     def verdict(self, index: PrimExpr, extent: PrimExpr) -> Verdict:
         """Where ``index`` stands against ``[0, extent)`` under what is known here."""
-        if not isinstance(extent, IntImm):
-            return Verdict(UNDECIDED)
+        if not isinstance(extent, IntImm):  # a dynamic shape: in bounds when the guards prove it
+            proved = self.analyzer.can_prove(index >= 0) and self.analyzer.can_prove(index < extent)
+            return Verdict(IN_BOUNDS if proved else UNDECIDED)
         index = self.analyzer.simplify(index)
         bound = self.analyzer.const_int_bound(index)
         if bound.min_value >= 0 and bound.max_value < extent.value:

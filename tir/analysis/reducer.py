@@ -3,17 +3,17 @@
 A reduction block's update is ``C[i] = C[i] op x`` (either operand order) with ``op``
 one of Add, Mul, Max, Min and ``x`` not reading ``C``. ``match_reducer`` names the
 combiner and returns ``x``; ``identity_of`` gives the combiner's identity for a dtype
-(0, 1, the lowest and the highest value: -inf/+inf for floats). rfactor
-(schedule/reduction.py) and the cross-thread reduction lowering
-(tir/transform/lower_cross_thread_reduction.py) both stand on this.
+as TVM takes it: 0, 1, and for max and min the dtype's lowest and highest finite value
+(``T.min_value``/``T.max_value``, so a float max starts at -3.4e38, not -inf). rfactor
+(schedule/reduction.py), the cross-thread reduction lowering
+(tir/transform/lower_cross_thread_reduction.py) and ``te.sum``/``te.max``/``te.min``
+(tir/te/reduction.py) all stand on this one table.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import dtype as _dt
-from ..expr import Add, BufferLoad, FloatImm, IntImm, Max, Min, Mul, PrimExpr, const
+from .. import op
+from ..expr import Add, BufferLoad, Max, Min, Mul, PrimExpr, const
 from ..functor import post_order_visit
 from ..stmt import BufferStore
 from ..structural import structural_equal
@@ -34,20 +34,18 @@ def match_reducer(update: BufferStore) -> tuple[type | None, PrimExpr | None]:
 
 
 def identity_of(kind: type, dtype: str) -> PrimExpr:
-    """The value ``e`` with ``combine(e, x) == x`` for every ``x`` of ``dtype``."""
+    """The value ``e`` with ``combine(e, x) == x`` for every finite ``x`` of ``dtype``: TVM's
+    identities, the lowest finite value for max and the highest for min."""
     if kind is Add:
         return const(0, dtype)
     if kind is Mul:
         return const(1, dtype)
-    if _dt.is_float(dtype):
-        return FloatImm(float("-inf") if kind is Max else float("inf"), dtype)
-    info = np.iinfo(np.dtype(dtype))
-    return IntImm(int(info.min if kind is Max else info.max), dtype)
+    return op.limit_value(dtype, largest=kind is Min)
 
 
 def combine(kind: type, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     """``a op b`` for the reducer ``kind``."""
-    return kind(a, b) if kind in (Max, Min) else (a + b if kind is Add else a * b)
+    return {Add: op.add, Mul: op.mul, Max: op.max_value, Min: op.min_value}[kind](a, b)
 
 
 def _is_self_load(expr: PrimExpr, update: BufferStore) -> bool:

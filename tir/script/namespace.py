@@ -44,6 +44,7 @@ T_FUNCTIONS: dict[str, str] = {
     "var": 'n = T.var("int32"): a symbolic variable (also n = T.int32())',
     "LetStmt": "with T.LetStmt(value) as x: x is bound to value in the indented statements",
     "Let": "T.Let(body, where={x: value}): the expression body with x bound to value",
+    "let": "T.let(x, value, body) / with T.let(x, value): the older spelling of T.Let / T.LetStmt",
     "grid": "for i, j in T.grid(n, m): nested serial loops",
     "serial": "for i in T.serial(n) / T.serial(a, b): a serial loop",
     "parallel": "for i in T.parallel(n): a loop whose iterations run on CPU threads",

@@ -366,6 +366,11 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
             if context.name == "T.block":
                 return self._block(context.label, body, expr)
             return self._init(body, expr)
+        if isinstance(context, _Context) and context.var is not None:  # with T.let(x, value):
+            if target is not None:
+                raise self.error(target, "with T.let(x, value) takes no 'as' name; x is the variable")
+            inner = self._suite(body)
+            return LetStmt(context.var, context.value, inner if inner is not None else _noop())
         if isinstance(context, _ThreadLaunch) and context.var is not None:
             if target is not None:
                 raise self.error(target, "with T.launch_thread(tx, n) takes no 'as' name; tx is the thread")

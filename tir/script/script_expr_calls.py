@@ -4,8 +4,8 @@
 ``ScriptCalls`` (script_calls.py), whose handler table names every ``_t_*`` method here:
 typed constants and variables (``T.float32(0)``, ``T.int32()``), casts, intrinsics, min/max,
 floor and truncating division, selects, logical operators, dtype limits, vector ramps and
-broadcasts, and ``T.Let``. Each handler takes the call and its argument trees and evaluates
-them through the expression mixin (script_exprs.py).
+broadcasts, ``T.Let`` and the older ``T.let(x, value, body)``. Each handler takes the call
+and its argument trees and evaluates them through the expression mixin (script_exprs.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .. import dtype as _dt
 from .. import op
 from ..expr import Broadcast, FloatImm, FloorDiv, FloorMod, Let, PrimExpr, Ramp, StringImm, Var, const
 from ..matrix_ops import MATRIX_OPS, make_matrix_call, tile
-from .script_values import _Call, _describe, _is_number, _same_dtype, _VarDecl
+from .script_values import _Call, _Context, _describe, _is_number, _same_dtype, _VarDecl
 
 
 class ExpressionCalls:
@@ -190,3 +190,17 @@ class ExpressionCalls:
         for var, value in reversed(bindings):
             result = Let(var, value, result)
         return result
+
+    def _t_let(self, call: _Call, var: Tree, value: Tree, body: Tree | None = None) -> PrimExpr | _Context:
+        """TVMScript's older spelling of a let: ``T.let(x, value, body)`` is ``T.Let(body, where={x: value})``
+        and ``with T.let(x, value):`` is ``with T.LetStmt(value) as x:``, for an ``x = T.int32()``."""
+        bound = self._value(var)
+        if not isinstance(bound, Var):
+            declared = "a variable declared before (x = T.int32())"
+            raise self.error(var, f"T.let binds {declared}, not {_describe(bound)}")
+        bound_value = self._prim(value)
+        if bound_value.dtype != bound.dtype:
+            raise self.error(value, f"{bound.name} is {bound.dtype} but the value is {bound_value.dtype}")
+        if body is None:
+            return _Context(call.name, value=bound_value, var=bound)
+        return Let(bound, bound_value, self._prim(body))

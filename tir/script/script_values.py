@@ -149,11 +149,13 @@ class _GridSpec(_Marker):
 
 @dataclass(frozen=True)
 class _Context(_Marker):
-    """``T.block(name)``, ``T.init()`` or ``T.LetStmt(value)``: the head of a with statement."""
+    """``T.block(name)``, ``T.init()``, ``T.LetStmt(value)`` or the older ``T.let(x, value)``
+    (``var`` is its x): the head of a with statement."""
 
     name: str
     label: str | None = None
     value: PrimExpr | None = None
+    var: Var | None = None
     usage = 'open it with a with statement: with T.block("name"):'
 
 

@@ -27,15 +27,19 @@ The blocks are those TVM makes (names, iterator kinds, ``T.init``); see create_p
 
 from __future__ import annotations
 
+from .axis import Axis, reduce_axis
 from .create_prim_func import create_prim_func
-from .tensor import Axis, ComputeOp, Reduction, Tensor, compute, max, min, placeholder, reduce_axis, sum, var
+from .reduction import CommReducer, Reduction, comm_reducer, max, min, sum
+from .tensor import ComputeOp, Tensor, compute, placeholder, var
 from .tensor import const_value as const
 
 __all__ = [
     "Axis",
+    "CommReducer",
     "ComputeOp",
     "Reduction",
     "Tensor",
+    "comm_reducer",
     "compute",
     "const",
     "create_prim_func",

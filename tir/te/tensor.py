@@ -1,9 +1,12 @@
-"""Tensor expressions: the objects ``te.placeholder``, ``te.compute`` and ``te.reduce_axis`` make.
+"""Tensor expressions: the objects ``te.placeholder`` and ``te.compute`` make.
 
-A ``Tensor`` is a named, shaped, typed value: a placeholder (an input) or the result of a
-``ComputeOp``, whose body is a ``PrimExpr`` over the op's axis variables (one per output
-dimension) or a ``Reduction`` (``te.sum``/``max``/``min`` of an expression over reduction
-axes). Indexing a tensor (``A[i, k]``) gives a ``BufferLoad`` of the tensor's buffer, so
+A ``Tensor`` is a named, shaped, typed value: a placeholder (an input) or one output of a
+``ComputeOp``, whose bodies are ``PrimExpr``s over the op's axis variables (one per output
+dimension) or ``Reduction``s (tir/te/reduction.py: ``te.sum``/``max``/``min`` or a
+``te.comm_reducer`` of an expression over reduction axes, optionally only ``where`` a
+condition holds). A compute of several expressions (``lambda i: (A[i] + 1, A[i] * 2)``) or of
+a reducer of several values (argmax) has one output per value, named ``<name>.v0``,
+``<name>.v1`` as in TVM. Indexing a tensor (``A[i, k]``) gives a ``BufferLoad`` of the tensor's buffer, so
 bodies are ordinary IR expressions; tir/te/create_prim_func.py turns the ops into blocks.
 """
 
@@ -12,59 +15,24 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import dtype as _dt
-from .. import op
 from ..buffer import Buffer
 from ..expr import BufferLoad, PrimExpr, Range, Var, const
 from ..functor import post_order_visit
-
-
-@dataclass(frozen=True, eq=False)
-class Axis:
-    """An iteration axis: a variable and its range, spatial (from te.compute) or reduction."""
-
-    var: Var
-    dom: Range
-    reduce: bool = False
-
-    def __repr__(self) -> str:
-        kind = "reduce_axis" if self.reduce else "axis"
-        return f"{kind}({self.var.name}, [{self.dom.min}, {self.dom.min + self.dom.extent}))"
-
-
-@dataclass(frozen=True, eq=False)
-class Reduction:
-    """``te.sum(source, axis=k)``: the body of a reducing ComputeOp (its whole body, as in TVM)."""
-
-    combiner: str  # "sum", "max" or "min"
-    source: PrimExpr
-    axes: tuple[Axis, ...]
-
-    @property
-    def dtype(self) -> str:
-        return self.source.dtype
-
-    def identity(self) -> PrimExpr:
-        """The value the reduction starts from: 0, the lowest or the largest value of the dtype."""
-        if self.combiner == "sum":
-            return const(0, self.dtype)
-        return op.limit_value(self.dtype, largest=self.combiner == "min")
-
-    def combine(self, accumulated: PrimExpr) -> PrimExpr:
-        if self.combiner == "sum":
-            return op.add(accumulated, self.source)
-        combine = op.max_value if self.combiner == "max" else op.min_value
-        return combine(accumulated, self.source)
+from .axis import Axis
+from .reduction import Reduction
 
 
 class Tensor:
-    """A placeholder or a computed tensor; ``A[i, j]`` reads one element."""
+    """A placeholder or a computed tensor (output ``value_index`` of its op); ``A[i, j]`` reads one
+    element."""
 
-    def __init__(self, buffer: Buffer, op_: ComputeOp | None):
+    def __init__(self, buffer: Buffer, op_: ComputeOp | None, value_index: int = 0):
         self.buffer = buffer
         self.op = op_
+        self.value_index = value_index
 
     @property
     def name(self) -> str:
@@ -97,13 +65,20 @@ class Tensor:
 
 @dataclass(frozen=True, eq=False)
 class ComputeOp:
-    """What ``te.compute`` records: the output axes and the body over their variables."""
+    """What ``te.compute`` records: the output axes and one body per output over their variables.
+    ``outputs`` are its tensors, in body order (filled in by ``compute``)."""
 
     name: str
     axes: tuple[Axis, ...]
-    body: PrimExpr | Reduction
+    bodies: tuple[PrimExpr | Reduction, ...]
     attrs: dict
-    inputs: tuple[Tensor, ...]  # the tensors the body reads, in order of first read
+    inputs: tuple[Tensor, ...]  # the tensors the bodies read, in order of first read
+    outputs: list[Tensor] = field(default_factory=list)
+
+    @property
+    def body(self) -> PrimExpr | Reduction:
+        """The first output's body (the only one of most computes)."""
+        return self.bodies[0]
 
     @property
     def reduce_axes(self) -> tuple[Axis, ...]:
@@ -115,10 +90,12 @@ class ComputeOp:
 _TENSORS: weakref.WeakValueDictionary[Buffer, Tensor] = weakref.WeakValueDictionary()
 
 
-def _read_tensors(body: PrimExpr | Reduction) -> tuple[Tensor, ...]:
+def _read_tensors(bodies: Sequence[PrimExpr | Reduction]) -> tuple[Tensor, ...]:
     found: dict[Buffer, None] = {}
-    source = body.source if isinstance(body, Reduction) else body
-    post_order_visit(source, lambda n: found.setdefault(n.buffer) if isinstance(n, BufferLoad) else None)
+    for body in bodies:
+        parts = (*body.sources, body.condition) if isinstance(body, Reduction) else (body,)
+        for part in (part for part in parts if part is not None):
+            post_order_visit(part, lambda n: isinstance(n, BufferLoad) and found.setdefault(n.buffer))
     missing = [buffer.name for buffer in found if buffer not in _TENSORS]
     if missing:
         raise ValueError(f"te.compute reads {', '.join(missing)}, which is not a te tensor")
@@ -136,8 +113,8 @@ def _shape_of(shape) -> tuple[PrimExpr, ...]:
     return tuple(out)
 
 
-def _tensor(name: str, shape, dtype: str, op_: ComputeOp | None) -> Tensor:
-    tensor = Tensor(Buffer(name, _shape_of(shape), dtype), op_)
+def _tensor(name: str, shape, dtype: str, op_: ComputeOp | None, value_index: int = 0) -> Tensor:
+    tensor = Tensor(Buffer(name, _shape_of(shape), dtype), op_, value_index)
     _TENSORS[tensor.buffer] = tensor
     return tensor
 
@@ -147,55 +124,56 @@ def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Ten
     return _tensor(name, shape, dtype, None)
 
 
-def reduce_axis(dom, name: str = "rv") -> Axis:
-    """A reduction axis over ``range(extent)`` or ``(min, max)``: ``k = te.reduce_axis((0, n), name="k")``."""
-    if isinstance(dom, (tuple, list)):
-        lo, hi = dom
-    else:
-        lo, hi = 0, dom
-    lo, hi = const(lo), const(hi)
-    dtype = "int64" if "int64" in (lo.dtype, hi.dtype) else "int32"
-    lo, hi = op.cast(dtype, lo), op.cast(dtype, hi)
-    return Axis(Var(name, dtype), Range(lo, op.sub(hi, lo)), reduce=True)
-
-
-def _reduction(combiner: str) -> Callable:
-    def reduce(expr: PrimExpr, axis: Axis | Sequence[Axis], where: PrimExpr | None = None) -> Reduction:
-        axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
-        if not axes or not all(isinstance(a, Axis) and a.reduce for a in axes):
-            raise TypeError(f"te.{combiner} reduces over te.reduce_axis axes, got {axis!r}")
-        if where is not None:
-            raise NotImplementedError(f"te.{combiner}(..., where=) is not supported yet; guard the source")
-        return Reduction(combiner, const(expr), axes)
-
-    reduce.__name__ = combiner
-    reduce.__doc__ = f"``te.{combiner}(expr, axis=k)``: the {combiner} of expr over the reduction axes."
-    return reduce
-
-
-sum = _reduction("sum")  # noqa: A001 - TVM's name
-max = _reduction("max")  # noqa: A001 - TVM's name
-min = _reduction("min")  # noqa: A001 - TVM's name
-
-
 def compute(
     shape, fcompute: Callable, name: str = "compute", tag: str = "", attrs: dict | None = None
-) -> Tensor:
+) -> Tensor | tuple[Tensor, ...]:
     """``C = te.compute((n, m), lambda i, j: A[i, j] * 2, name="C")``: a tensor each of whose
     elements is ``fcompute`` of its indices; the axes are named after the lambda's parameters.
-    The body is an expression, or one ``te.sum``/``max``/``min`` at its top (as TVM requires)."""
+    The body is an expression, or one ``te.sum``/``max``/``min`` at its top (as TVM requires).
+    A tuple of expressions gives a tuple of tensors computed in one loop nest, as in TVM:
+    ``B0, B1 = te.compute((n,), lambda i: (A[i] + 1, A[i] * 2), name="B")`` (named ``B.v0``, ``B.v1``)."""
     dims = _shape_of(shape)
     names = _axis_names(fcompute, len(dims))
     axes = tuple(Axis(Var(n, d.dtype), Range(const(0, d.dtype), d)) for n, d in zip(names, dims))
-    body = fcompute(*[axis.var for axis in axes])
-    if isinstance(body, (list, tuple)):
-        raise NotImplementedError("te.compute with several outputs is not supported yet")
-    if not isinstance(body, Reduction):
-        body = const(body)
-        if not isinstance(body, PrimExpr):
-            raise TypeError(f"te.compute's function returned {body!r}, not an expression")
-    compute_op = ComputeOp(name, axes, body, dict(attrs or {}), _read_tensors(body))
-    return _tensor(name, dims, body.dtype, compute_op)
+    result = fcompute(*[axis.var for axis in axes])
+    several = isinstance(result, (list, tuple))
+    if several and len(result) == 1:
+        result, several = result[0], False
+    bodies = tuple(_body(body, name) for body in (result if several else (result,)))
+    if not bodies:
+        raise TypeError(f"te.compute {name}: the function returned no expression")
+    _check_reductions(bodies, name)
+    compute_op = ComputeOp(name, axes, bodies, dict(attrs or {}), _read_tensors(bodies))
+    for index, body in enumerate(bodies):
+        output_name = f"{name}.v{index}" if several else name
+        compute_op.outputs.append(_tensor(output_name, dims, body.dtype, compute_op, index))
+    return tuple(compute_op.outputs) if several else compute_op.outputs[0]
+
+
+def _check_reductions(bodies: tuple[PrimExpr | Reduction, ...], name: str) -> None:
+    """A reduction is the whole body, as in TVM: one reducer call, or the outputs of one call of a
+    reducer of several values (``argmax((idx[i, k], val[i, k]), axis=k)``)."""
+    reductions = [body for body in bodies if isinstance(body, Reduction)]
+    if not reductions or len(bodies) == 1:
+        return
+    first = reductions[0]
+    if len(reductions) != len(bodies) or not all(r.same_call(first) for r in reductions):
+        raise TypeError(
+            f"te.compute {name}: several outputs that reduce must be the outputs of one reducer call "
+            "(a te.comm_reducer of several values, such as argmax), not separate reductions or a mix "
+            "with plain expressions; compute each in its own te.compute"
+        )
+    if [r.value_index for r in reductions] != list(range(len(reductions))):
+        raise TypeError(f"te.compute {name}: return the reducer's outputs in their order, all of them")
+
+
+def _body(body, name: str) -> PrimExpr | Reduction:
+    if isinstance(body, Reduction):
+        return body
+    expr = const(body)
+    if not isinstance(expr, PrimExpr):
+        raise TypeError(f"te.compute {name}: the function returned {body!r}, not an expression")
+    return expr
 
 
 def _axis_names(fcompute: Callable, ndim: int) -> list[str]:

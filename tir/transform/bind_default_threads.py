@@ -7,8 +7,10 @@ removed: it launches nothing). Instead of failing with
 perfectly nested loops that are data parallel (every block under them uses
 their variables only in spatial iterator bindings) are fused into one index,
 split into ``blockIdx.x`` x ``threadIdx.x`` with a ``T.where`` guard on every
-block when the product is not a multiple of the thread count. A nest with no
-such loop (a reduction at the top) runs on a single thread. Nests with any
+block when the product is not a multiple of the thread count. A loop of
+symbolic extent (a dynamic shape's ``n``) is fused the same way: ``max_threads``
+threads per block, ``(n + 255) // 256`` blocks (read at call time) and the
+guard always. A nest with no such loop (a reduction at the top) runs on a single thread. Nests with any
 thread binding are the user's schedule and stay as they are.
 
 Before (unscheduled elementwise, 1000 elements, 256 threads)::
@@ -56,43 +58,42 @@ def _bind_nest(nest: Stmt, max_threads: int) -> Stmt:
     loops = _parallel_prefix(nest)
     if not loops:
         return _thread_loops(nest, Var("blockIdx_x"), 1, Var("threadIdx_x"), 1)
-    total = 1
+    total: PrimExpr = IntImm(1)
     for loop in loops:
-        total *= int(loop.extent.value)
-    if total <= 0:  # a nest that runs nothing launches nothing
+        total = total * loop.extent
+    if isinstance(total, IntImm) and total.value <= 0:  # a nest that runs nothing launches nothing
         return Evaluate(IntImm(0))
-    threads = min(max_threads, total)
-    groups = -(-total // threads)
+    threads = min(max_threads, total.value) if isinstance(total, IntImm) else max_threads
+    groups = _op.floordiv(total + (threads - 1), threads)
     name = "_".join(loop.loop_var.name for loop in loops) + ("_fused" if len(loops) > 1 else "")
     block_var, thread_var = Var(f"{name}_0"), Var(f"{name}_1")
     fused = block_var * threads + thread_var
     bindings: dict[Var, PrimExpr] = {}
     remaining = fused
     for loop in reversed(loops):
-        extent = int(loop.extent.value)
-        bindings[loop.loop_var] = remaining if loop is loops[0] else _op.floormod(remaining, extent)
-        remaining = _op.floordiv(remaining, extent)
+        bindings[loop.loop_var] = remaining if loop is loops[0] else _op.floormod(remaining, loop.extent)
+        remaining = _op.floordiv(remaining, loop.extent)
     inner = substitute(loops[-1].body, bindings)
-    if groups * threads != total:
+    if not (isinstance(total, IntImm) and total.value % threads == 0):
         inner = _Guard(fused < total).visit(inner)
     return _thread_loops(inner, block_var, groups, thread_var, threads)
 
 
-def _thread_loops(body: Stmt, block_var: Var, groups: int, thread_var: Var, threads: int) -> For:
-    def thread_loop(var: Var, extent: int, tag: str, inner: Stmt) -> For:
-        return For(var, IntImm(0), IntImm(extent), ForKind.THREAD_BINDING, inner, tag)
+def _thread_loops(body: Stmt, block_var: Var, groups: PrimExpr | int, thread_var: Var, threads: int) -> For:
+    def thread_loop(var: Var, extent: PrimExpr | int, tag: str, inner: Stmt) -> For:
+        extent = IntImm(extent) if isinstance(extent, int) else extent
+        return For(var, IntImm(0), extent, ForKind.THREAD_BINDING, inner, tag)
 
     return thread_loop(block_var, groups, "blockIdx.x", thread_loop(thread_var, threads, "threadIdx.x", body))
 
 
 def _parallel_prefix(nest: Stmt) -> list[For]:
-    """The leading perfectly nested serial loops with constant extents that only feed spatial iterators."""
+    """The leading perfectly nested serial loops starting at 0 that only feed spatial iterators."""
     loops: list[For] = []
     stmt = nest
     while (
         isinstance(stmt, For)
         and stmt.kind in (ForKind.SERIAL, ForKind.PARALLEL)
-        and isinstance(stmt.extent, IntImm)
         and isinstance(stmt.min, IntImm)
         and stmt.min.value == 0
         and _only_spatial_uses(stmt)

@@ -11,7 +11,7 @@ arrays a user passes. One vector (Ramp) index in one dimension is allowed and
 stays a Ramp over the flat index. A buffer with ``strides`` (padded by
 ``storage_align``, see compact_buffer_allocation) is indexed by them instead,
 ``A[i, j]`` becoming ``A_flat[i * s0 + j * s1]``, and holds ``shape[0] * s0``
-elements, as TVM allocates it.
+elements, as TVM allocates it (``Buffer.flat_size``).
 """
 
 from __future__ import annotations
@@ -28,11 +28,7 @@ from .simplify import LoopRangeMutator
 
 
 def _flat_buffer(buffer: Buffer) -> Buffer:
-    if buffer.strides:
-        size = buffer.shape[0] * buffer.strides[0]
-    else:
-        size = reduce(lambda a, b: a * b, buffer.shape, const(1, _index_dtype(buffer)))
-    return Buffer(buffer.name, (size,), buffer.dtype, buffer.scope)
+    return Buffer(buffer.name, (buffer.flat_size(),), buffer.dtype, buffer.scope)
 
 
 def _index_dtype(buffer: Buffer) -> str:

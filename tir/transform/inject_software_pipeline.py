@@ -598,7 +598,7 @@ class _AllVersions(Mutator):
 
 def _versioned(buffer: Buffer, versions: int) -> Buffer:
     """``buffer`` with a leading dimension of ``versions``; padded strides (storage_align) are kept."""
-    strides = (buffer.shape[0] * buffer.strides[0], *buffer.strides) if buffer.strides else ()
+    strides = (buffer.flat_size(), *buffer.strides) if buffer.strides else ()
     separators = tuple(s + 1 for s in buffer.axis_separators)
     shape = (IntImm(versions, "int32"), *buffer.shape)
     return replace(buffer, shape=shape, strides=strides, axis_separators=separators)

@@ -6,7 +6,7 @@ directly or after ``rfactor``) means: the threads of that axis each reduce part
 of the range and then combine their parts. The block becomes, inside the
 thread-bound reduction loops (moved outermost of its reduction loops)::
 
-    C_in_thread_init    in_thread_C[0] = identity           (0, 1, -inf or +inf)
+    C_in_thread_init    in_thread_C[0] = identity           (0, 1, the lowest or highest value)
     C_in_thread         the serial reduction loops, accumulating into in_thread_C[0]
     C_cross_thread      cross_thread_C[0] = T.tir_thread_allreduce(in_thread_C[0], "sum", threadIdx_x)
     C_write_back        C[i] = init combined with cross_thread_C[0]

@@ -352,12 +352,12 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
     fuse_consumers(sch, write_back, thread_x)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
-    inputs = range(len(sch.get(block).reads))
+    inputs = _body_reads(sch.get(block))
     caches = [
         _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles()) for index in inputs
     ]
     if fragments:
-        _register_fragments(sch, block, _level(r, 1)[-1], caches)
+        _register_fragments(sch, block, _level(r, 1)[-1], list(zip(inputs, caches)))
         try_vectorize(sch, sch.get_loops(write_back)[-1])
     sch.decompose_reduction(block, _level(r, 0)[0])
     _sample_pipeline(sch, fetch_at, tiles.shared_bytes, target)
@@ -383,6 +383,15 @@ def _sample_pipeline(sch: Schedule, loop: LoopRV, shared_bytes: int, target: Tar
         sch.annotate(loop, ASYNC_STAGES_KEY, [0])
 
 
+def _body_reads(block: Block) -> list[int]:
+    """Indices of the reads of ``block`` that its body makes: a buffer only the init reads (a bias the
+    accumulator starts from) is read once per output, before the reduction loop, so it is not fetched
+    in the loop (the init, decomposed before that loop, would read the fetch before it happens)."""
+    read = set()
+    post_order_visit(block.body, lambda n: read.add(n.buffer) if isinstance(n, BufferLoad) else None)
+    return [i for i, region in enumerate(block.reads) if region.buffer in read]
+
+
 def _cooperative_fetch(
     sch: Schedule, block: BlockRV, index: int, at: LoopRV, depth: int, thread_tiles: list[ExprRV]
 ) -> BlockRV:
@@ -399,15 +408,16 @@ def _cooperative_fetch(
     return cache
 
 
-def _register_fragments(sch: Schedule, block: BlockRV, at: LoopRV, caches: list[BlockRV]) -> None:
+def _register_fragments(sch: Schedule, block: BlockRV, at: LoopRV, caches: list[tuple[int, BlockRV]]) -> None:
     """Each step of loop ``at`` (the middle reduction level, around the register tile) first loads
     what it reads of each shared tile into a local fragment, as vectors where the slice is a
     row (the rule drafts the innermost reduction level as 1 for it). A slice along another
     dimension (matmul's column of A) is made a row by storing the shared tile, and the
     fragment, with that dimension last (a transpose). A slice of 8 or more elements is also
     spread in the shared tile as float4 groups one thread apart (``_shared_tile_layout``), so
-    that the float4 reads of neighbouring threads fall on different banks."""
-    for index, cache in enumerate(caches):
+    that the float4 reads of neighbouring threads fall on different banks. ``caches``: each
+    fetched input's read index and shared copy."""
+    for index, cache in caches:
         fragment = sch.cache_read(block, index, "local")
         sch.compute_at(fragment, at)
         moved = _moved_dimension(sch, fragment, at)

@@ -114,7 +114,7 @@ class SimulatedModule:
 
     def run(self, name: str, arrays: Sequence) -> None:
         """Run function ``name`` on ``arrays`` (numpy, in parameter order); written ones are updated."""
-        function = self._function(name)
+        function = self._function(name).for_call(arrays)
         bound = [_BoundArray(spec, array, name) for spec, array in zip(function.params, arrays)]
         buffers = {b.spec.name: b.data for b in bound}
         buffers.update({spec.name: _poisoned(spec) for spec in function.workspaces})

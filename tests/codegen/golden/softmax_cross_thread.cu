@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(128) main_kernel0(const float* __re
   __shared__ float red_buf_A_max_shared[4];
   float in_thread_A_max_shared[1];
   float cross_thread_A_max_shared[1];
-  in_thread_A_max_shared[0] = -__int_as_float(0x7f800000);
+  in_thread_A_max_shared[0] = -3.4028234663852886e+38f;
   #pragma unroll
   for (int ax0_0 = 0; ax0_0 < 8; ++ax0_0) {
     in_thread_A_max_shared[0] = fmaxf(in_thread_A_max_shared[0], A[blockIdx_x * 1024 + ax0_0 * 128 + threadIdx_x]);
@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(128) main_kernel0(const float* __re
   }
   __syncthreads();
   cross_thread_A_max_shared[0] = red_A_max_shared[0];
-  A_max_shared[0] = fmaxf(-3.4028234663852886e+38f, cross_thread_A_max_shared[0]);
+  A_max_shared[0] = cross_thread_A_max_shared[0];
   __syncthreads();
   __shared__ float red_buf_A_sum_shared[4];
   float in_thread_A_sum_shared[1];

@@ -12,7 +12,7 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
   threadgroup float red_buf_A_max_shared[4];
   float in_thread_A_max_shared[1];
   float cross_thread_A_max_shared[1];
-  in_thread_A_max_shared[0] = -INFINITY;
+  in_thread_A_max_shared[0] = -3.4028234663852886e+38f;
   #pragma unroll
   for (int ax0_0 = 0; ax0_0 < 8; ++ax0_0) {
     in_thread_A_max_shared[0] = max(in_thread_A_max_shared[0], A[blockIdx_x * 1024 + ax0_0 * 128 + threadIdx_x]);
@@ -31,7 +31,7 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
   cross_thread_A_max_shared[0] = red_A_max_shared[0];
-  A_max_shared[0] = max(-3.4028234663852886e+38f, cross_thread_A_max_shared[0]);
+  A_max_shared[0] = cross_thread_A_max_shared[0];
   threadgroup_barrier(mem_flags::mem_threadgroup);
   threadgroup float red_buf_A_sum_shared[4];
   float in_thread_A_sum_shared[1];
