@@ -4,6 +4,8 @@
     python benchmarks/vendor_table.py --workloads matmul,softmax --trials 32 --out part1.jsonl
     python benchmarks/vendor_table.py --table part1.jsonl part2.jsonl   # one table from several runs
     python benchmarks/vendor_table.py --target c --small --trials 4     # CPU smoke run: the script works
+    python benchmarks/vendor_table.py --dtype float16 --workloads batch_matmul,conv2d_nhwc \
+        --trials 32 --matmul-sizes ''                      # tensor cores (benchmarks/tc_workloads_gpu.sh)
 
 Issue 14's item 6. Each workload, at the tuner's default shape (``--small``: the
 small shapes below), is tuned with ``tune`` from an empty database in a temporary
@@ -13,13 +15,16 @@ median of 7). Its PyTorch equivalent (eager, cuBLAS / cuDNN with TF32 off) is
 checked against the same reference and timed with CUDA events (median of 20 x 10
 calls). ``--matmul-sizes`` adds fp32 matmul rows at other sizes (default 4096^3);
 every matmul row also times the Triton fp32 kernel of benchmarks/triton_matmul.py.
-The table's ratio is anchor time / our time (above 1: ours is faster); its last
-line is the geometric mean over the rows. ``--out`` appends one JSON line per row,
-so a run too long for one device command can be split by ``--workloads`` and the
-parts joined with ``--table``. On the CPU (``--target c``) the anchor is the float64
-numpy reference, so that run only shows that the script works. The runtime estimate
-printed first assumes the
-H200's ~0.75 s per trial at 1024^3 (issue 13) and ~2.5 s per trial at 4096^3.
+``--dtype float16`` or ``bfloat16`` tunes and times the workloads in that dtype (the
+tuner puts their GEMMs on tensor cores) against PyTorch in the same dtype (Triton
+only for float32 matmul), checked within a tolerance that fits the dtype. The
+table's ratio is anchor time / our time (above 1: ours is faster); its last line is
+the geometric mean over the rows. ``--out`` appends one JSON line per row, so a run
+too long for one device command can be split by ``--workloads`` and the parts
+joined with ``--table``. On the CPU (``--target c``) the anchor is the float64 numpy
+reference, so that run only shows that the script works. The runtime estimate
+printed first assumes the H200's ~0.75 s per trial at 1024^3 (issue 13) and ~2.5 s
+per trial at 4096^3.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.gemm import cuda_event_seconds, median_seconds  # noqa: E402
 from codegen import build  # noqa: E402
+from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits  # noqa: E402
 from tuner import apply_best, tune, workloads  # noqa: E402
 
 # Shapes for a quick run on the CPU (--small); the GPU table uses each workload's default shape.
@@ -54,6 +60,9 @@ SMALL_SHAPES = {
     "elementwise_chain": "4096",
     "window_sum": "1024",
 }
+# max relative error of a result against the float64 reference, by the workload's dtype (half
+# precision accumulates in half, and PyTorch's bfloat16 results are rounded to bfloat16)
+TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 SECONDS_PER_TRIAL = 0.75
 SECONDS_PER_TRIAL_4096 = 2.5
 
@@ -108,27 +117,31 @@ def _relative_error(result: np.ndarray, expected: np.ndarray) -> float:
     return float(np.abs(result - expected).max() / max(float(np.abs(expected).max()), 1e-30))
 
 
-def _check(result: np.ndarray, expected: np.ndarray, what: str) -> None:
+def _check(result: np.ndarray, expected: np.ndarray, what: str, dtype: str = "float32") -> None:
     error = _relative_error(np.asarray(result, dtype=np.float64), expected)
-    if error > 1e-4:
+    if error > TOLERANCE[dtype]:
         raise SystemExit(f"{what}: wrong result (max relative error {error:.2e})")
 
 
-def anchor_seconds(target: str, name: str, sizes: dict[str, int], inputs, expected) -> dict[str, float]:
-    """Seconds per call of the anchors: PyTorch (GPU), Triton for matmul (GPU); numpy's reference (CPU)."""
+def anchor_seconds(
+    target: str, name: str, sizes: dict[str, int], inputs, expected, dtype: str = "float32"
+) -> dict[str, float]:
+    """Seconds per call of the anchors: PyTorch (GPU), Triton for float32 matmul (GPU); numpy's
+    reference (CPU)."""
     reference = workloads.get_workload(name).reference
     if target == "c":
-        return {"numpy": median_seconds(lambda: reference(*inputs, **sizes))}
+        wide = [_widened(x, dtype) for x in inputs]
+        return {"numpy": median_seconds(lambda: reference(*wide, **sizes))}
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    tensors = [torch.from_numpy(x).cuda().contiguous() for x in inputs]
+    tensors = [_torch_tensor(x, dtype) for x in inputs]
     prepare, call = torch_equivalent(name, sizes)
     prepared = prepare(*tensors)
-    _check(call(*prepared).cpu().numpy(), expected, f"PyTorch {name}")
+    _check(call(*prepared).float().cpu().numpy(), expected, f"PyTorch {name}", dtype)
     found = {"PyTorch": cuda_event_seconds(lambda: call(*prepared))}
-    if name == "matmul":
+    if name == "matmul" and dtype == "float32":
         from benchmarks.triton_matmul import triton_matmul
 
         _check(triton_matmul(*tensors).cpu().numpy(), expected, "Triton matmul")
@@ -136,42 +149,61 @@ def anchor_seconds(target: str, name: str, sizes: dict[str, int], inputs, expect
     return found
 
 
+def _torch_tensor(array: np.ndarray, dtype: str):
+    """A CUDA tensor of ``array`` (bfloat16: the uint16 bit patterns the tuner's arrays hold)."""
+    import torch
+
+    if dtype == "bfloat16":
+        return torch.from_numpy(array.view(np.int16)).cuda().view(torch.bfloat16).contiguous()
+    return torch.from_numpy(array).cuda().contiguous()
+
+
+def _widened(array: np.ndarray, dtype: str) -> np.ndarray:
+    """``array`` in float64 (bfloat16 bit patterns decoded)."""
+    return from_bfloat16_bits(array).astype(np.float64) if dtype == "bfloat16" else array.astype(np.float64)
+
+
 # ---------------------------------------------------------------- one row
 
 
 def random_inputs(mod, seed: int = 0) -> list[np.ndarray]:
-    """Random float inputs for every buffer parameter but the last (the output), and the output."""
+    """Random inputs for every buffer parameter but the last (the output), and the output (zeros);
+    bfloat16 buffers as uint16 bit patterns."""
     rng = np.random.default_rng(seed)
     func = mod.main_function()
     arrays = []
     for param in func.buffer_params:
         shape = tuple(int(d.value) for d in param.shape)
-        arrays.append(rng.standard_normal(shape).astype(param.dtype))
+        values = rng.standard_normal(shape)
+        arrays.append(to_bfloat16_bits(values) if param.dtype == "bfloat16" else values.astype(param.dtype))
     arrays[-1][...] = 0
     return arrays
 
 
-def run_row(name: str, shape: str | None, target: str, trials: int, folder: Path) -> dict:
+def run_row(
+    name: str, shape: str | None, target: str, trials: int, folder: Path, dtype: str = "float32"
+) -> dict:
     workload = workloads.get_workload(name)
     sizes = workload.sizes(shape)
     shape_text = ",".join(str(sizes[p]) for p in workload.params)
-    mod = workloads.make(name, shape_text)
-    db = folder / f"{name}_{shape_text.replace(',', 'x')}.db"
+    mod = workloads.make(name, shape_text, dtype)
+    db = folder / f"{name}_{shape_text.replace(',', 'x')}_{dtype}.db"
     started = time.perf_counter()
-    reference = workloads.reference_for(name, shape_text)
+    reference = workloads.reference_for(name, shape_text, dtype)
     result = tune(mod, target, trials, db, reference=reference, progress=False)
     tune_seconds = time.perf_counter() - started
     arrays = random_inputs(mod)
     inputs = arrays[:-1]
-    expected = workload.reference(*[x.astype(np.float64) for x in inputs], **sizes)[0]
+    expected = workload.reference(*[_widened(x, dtype) for x in inputs], **sizes)[0]
     module = build(apply_best(mod, target, db).mod, target)
     module["main"](*arrays)
-    _check(arrays[-1], expected, f"tuned {name}")
+    _check(arrays[-1], expected, f"tuned {name}", dtype)
     ours = module.benchmark("main", *arrays, repeat=7).seconds
-    anchors = anchor_seconds(target, name, sizes, inputs, expected)
+    anchors = anchor_seconds(target, name, sizes, inputs, expected, dtype)
     return {
         "workload": name,
         "shape": shape_text,
+        "dtype": dtype,
         "target": target,
         "device": module.device_name,
         "trials": result.trials,
@@ -197,7 +229,9 @@ def table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     ratios = []
     for row in rows:
-        cells = [row["workload"], row["shape"], str(row["trials"]), f"{row['ours_seconds'] * 1e6:.1f}"]
+        dtype = row.get("dtype", "float32")
+        workload = row["workload"] if dtype == "float32" else f"{row['workload']} ({dtype})"
+        cells = [workload, row["shape"], str(row["trials"]), f"{row['ours_seconds'] * 1e6:.1f}"]
         for anchor in anchor_names:
             seconds = row["anchors"].get(anchor)
             if seconds is None:
@@ -229,6 +263,7 @@ def main() -> None:
     parser.add_argument("--target", default="cuda", help="cuda (default) or c (smoke run with numpy anchors)")
     parser.add_argument("--workloads", default=",".join(workloads.WORKLOADS), help="comma-separated names")
     parser.add_argument("--trials", type=int, default=64)
+    parser.add_argument("--dtype", default="float32", choices=workloads.DTYPES, help="the workloads' dtype")
     parser.add_argument("--matmul-sizes", default="4096", help="extra n^3 matmul rows ('' for none)")
     parser.add_argument("--small", action="store_true", help="the small shapes (a quick run)")
     parser.add_argument("--out", default=None, help="append one JSON line per row to this file")
@@ -249,7 +284,7 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     rows, started = [], time.perf_counter()
     for number, (name, shape) in enumerate(plan, 1):
-        row = run_row(name, shape, args.target, args.trials, folder)
+        row = run_row(name, shape, args.target, args.trials, folder, args.dtype)
         rows.append(row)
         anchors = ", ".join(f"{a} {s * 1e6:.1f} us" for a, s in row["anchors"].items())
         print(

@@ -5,7 +5,9 @@ intrinsic's ``desc`` computes (tir/tensor_intrin): the same loop extents around 
 block, iterators of the same kinds and extents, bound the same way up to a constant
 offset, and a body of the same shape in which each access of a desc buffer lands on
 one buffer of the block at a fixed offset (the tile the intrinsic works on), of the
-same dtype and storage scope. The match is checked step by step and a mismatch
+same dtype and storage scope. A buffer may have more dimensions than the intrinsic's
+(a batch matmul's ``C[b, i, j]``): the leading ones stay at one index per tile, as
+TVM's buffer regions of extent 1 do. The match is checked step by step and a mismatch
 names what differs: a loop (``TensorizeLoopMismatchError``), an iterator
 (``TensorizeIterMismatchError``), a buffer's dtype or scope
 (``TensorizeBufferMismatchError``), an access's offset
@@ -212,12 +214,14 @@ class _Matcher:
                 f"{what} is in scope {a_buf.scope!r}, the intrinsic needs {d_buf.scope!r} (cache_read, "
                 "cache_write or set_scope can move it)",
             )
-        if a_buf.ndim != d_buf.ndim:
+        lead = a_buf.ndim - d_buf.ndim  # leading dimensions (a batch) stay at one index per tile
+        if lead < 0:
             raise self._fail(
                 TensorizeBufferMismatchError,
-                f"{what} has {a_buf.ndim} dimensions, the intrinsic's {d_buf.ndim}",
+                f"{what} has {a_buf.ndim} dimensions, fewer than the intrinsic's {d_buf.ndim}",
             )
-        offsets = tuple(self.analyzer.simplify(a - d) for a, d in zip(actual.indices, desc.indices))
+        inner = zip(actual.indices[lead:], desc.indices)
+        offsets = (*actual.indices[:lead], *(self.analyzer.simplify(a - d) for a, d in inner))
         desc_vars = set().union(*(collect_vars(i) for i in desc.indices))
         if any(collect_vars(o) & desc_vars for o in offsets):
             raise self._fail(
@@ -275,7 +279,9 @@ class _ImplBinder(Mutator):
 
     def _indices(self, buffer: Buffer, indices):
         target, offsets = self.binding[buffer]
-        return target, tuple(self.analyzer.simplify(o + i) for o, i in zip(offsets, indices))
+        lead = len(offsets) - len(indices)
+        inner = (self.analyzer.simplify(o + i) for o, i in zip(offsets[lead:], indices))
+        return target, (*offsets[:lead], *inner)
 
     def visit_BufferLoad(self, load: BufferLoad):
         load = self.generic_visit(load)

@@ -3,8 +3,11 @@
 The hand schedule (tuner/space/tensor_core.py) with WMMA and with mma.sync m16n8k16
 (ldmatrix loads, PTX's register layouts: checked here first) is built for "cuda", run through
 CuPy on random float16 inputs and compared with numpy's float64 product of the same
-inputs (float32 accumulation: a tolerance that fits K products of halves). Skipped
-where CuPy or a GPU is missing.
+inputs (float32 accumulation: a tolerance that fits K products of halves). The
+tuner's own candidates for the workloads it brings to GEMM form (batch matmul, conv2d
+as an im2col GEMM in float16 and bfloat16, a matmul padded to the tile;
+tuner/space/tensor_core_gemm_form.py) run the same way against the workloads' numpy
+references. Skipped where CuPy or a GPU is missing.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import pytest
 from codegen import RuntimeUnavailableError, build
 from tests.codegen.tensor_core_schedules import mixed_matmul, tensorized_matmul
 from tests.codegen.test_tensor_cores import random_operands
+from tests.tuner.test_tensor_core_rule import TOLERANCE_BY_DTYPE, relative_error, workload_arrays
 from tir.bfloat16 import from_bfloat16_bits, to_bfloat16_bits
 from tuner import workloads
+from tuner.space import SpaceGenerator
 
 pytestmark = pytest.mark.gpu
 
@@ -64,3 +69,30 @@ def test_bfloat16_matmul_on_the_gpu(unit):
     module["main"](a, b, c)
     expected = from_bfloat16_bits(a).astype("float64") @ from_bfloat16_bits(b).astype("float64")
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
+
+
+# (workload, shape, dtype) at the tuner's default shapes where they are tile multiples
+SPACE_CASES = {
+    "batch_matmul-float16": ("batch_matmul", (16, 128, 128, 64), "float16"),
+    "batch_matmul-bfloat16": ("batch_matmul", (16, 128, 128, 64), "bfloat16"),
+    "conv2d_nhwc-float16": ("conv2d_nhwc", (1, 56, 56, 64, 64, 3, 3, 1, 1), "float16"),
+    "conv2d_nhwc-bfloat16": ("conv2d_nhwc", (1, 56, 56, 64, 64, 3, 3, 1, 1), "bfloat16"),
+    "conv2d_nhwc-strided-float16": ("conv2d_nhwc", (2, 28, 28, 32, 48, 3, 3, 2, 1), "float16"),
+    "matmul-100x72x40-float16": ("matmul", (100, 72, 40), "float16"),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("case", sorted(SPACE_CASES))
+def test_space_candidates_on_tensor_cores_on_the_gpu(case, seed):
+    name, shape, dtype = SPACE_CASES[case]
+    mod, arrays, expected = workload_arrays(name, shape, dtype, seed)
+    sch = SpaceGenerator("cuda").sample(mod, seed=seed)
+    assert sum(1 for inst in sch.trace.insts if inst.kind == "tensorize") == 5
+    try:
+        module = build(sch.mod, "cuda")
+        module.loaded  # noqa: B018
+    except RuntimeUnavailableError as error:
+        pytest.skip(f"no CUDA runtime here: {error}")
+    module["main"](*arrays)
+    assert relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]

@@ -295,6 +295,64 @@ def test_tensorize_with_an_unknown_intrinsic_lists_the_known_ones():
     assert "metal_simdgroup_mma_8x8x8_f32" in str(err)
 
 
+# fmt: off
+@T.prim_func
+def batched_fragment_matmul(A: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup"),
+                            B: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup"),
+                            C: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup")):
+    for b, i, j, k in T.grid(2, 8, 8, 8):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+            C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+
+
+@T.prim_func
+def batched_fragment_matmul_tensorized(A: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup"),
+                                       B: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup"),
+                                       C: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup")):
+    for b in range(2):
+        with T.block("C_o"):
+            vb = T.axis.spatial(2, b)
+            vi_o = T.axis.spatial(1, 0)
+            vj_o = T.axis.spatial(1, 0)
+            vk_o = T.axis.reduce(1, 0)
+            T.reads(C[vb, 0:8, 0:8], A[vb, 0:8, 0:8], B[vb, 0:8, 0:8])
+            T.writes(C[vb, 0:8, 0:8])
+            T.simdgroup_multiply_accumulate(C[vb, 0:8, 0:8], A[vb, 0:8, 0:8], B[vb, 0:8, 0:8], C[vb, 0:8, 0:8])
+
+
+@T.prim_func
+def diagonal_batch_matmul(A: T.Buffer((8, 8, 8), "float32", scope="metal.simdgroup"),
+                          B: T.Buffer((8, 8, 8), "float32", scope="metal.simdgroup"),
+                          C: T.Buffer((8, 8, 8), "float32", scope="metal.simdgroup")):
+    for b, i, j, k in T.grid(1, 8, 8, 8):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+            C[vi, vi, vj] = C[vi, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+# fmt: on
+
+
+def test_tensorize_keeps_a_leading_batch_index_of_its_buffers():
+    sch = Schedule(batched_fragment_matmul)
+    sch.tensorize(sch.get_loops(sch.get_block("C"))[1], "metal_simdgroup_mma_8x8x8_f32")
+    tir.assert_structural_equal(sch.mod["main"], batched_fragment_matmul_tensorized)
+    verify_trace_roundtrip(sch, batched_fragment_matmul)
+    assert_same_numbers(batched_fragment_matmul, sch.mod["main"], rtol=1e-5, atol=1e-5)
+
+
+def test_tensorize_names_a_leading_index_that_moves_with_the_tile():
+    sch = Schedule(diagonal_batch_matmul)
+    outer = sch.blockize(sch.get_loops(sch.get_block("C"))[1])
+    assert_fails_unchanged(
+        sch,
+        TensorizeAccessMismatchError,
+        "is not fixed",
+        sch.tensorize,
+        outer,
+        "metal_simdgroup_mma_8x8x8_f32",
+    )
+
+
 # ---------------------------------------------------------------- TensorIntrin
 
 

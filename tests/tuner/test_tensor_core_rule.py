@@ -3,14 +3,17 @@
 Metal candidates of float16 and float16 -> float32 matmuls are tensorized
 (simdgroup_matrix), compute the workload in the Metal simulator, replay from their
 trace and mutate to other warp and fragment counts; CUDA float16 candidates use
-WMMA, compile with nvcc and compute the workload in the executor. Where no intrinsic
-fits (float32 on CUDA, sizes that are not tile multiples, the CPU), and for float32
+WMMA, compile with nvcc and compute the workload in the executor. The same holds for
+blocks brought to GEMM form first (tensor_core_gemm_form.py): batch matmuls, conv2d
+as an im2col GEMM, and shapes padded up to the tile. Where no intrinsic fits (float32
+on CUDA, the CPU, an extent below the tile, depthwise convolution), and for float32
 on Metal (pipelined scalar tiling until simdgroup floats are measured), the scalar
-multi-level tiling stays.
+multi-level tiling stays, and the space says why.
 """
 
 from __future__ import annotations
 
+import doctest
 import json
 import random
 
@@ -18,12 +21,14 @@ import numpy as np
 import pytest
 
 import tir
+import tuner.space.tensor_core_gemm_form
 from codegen import build
 from codegen.build import generate_source
 from codegen.cuda import nvcc
 from schedule import Schedule, Trace
 from tests.codegen.tensor_core_schedules import mixed_matmul
 from tests.codegen.test_tensor_cores import TOLERANCE, random_operands
+from tir.bfloat16 import to_bfloat16_bits
 from tuner import workloads
 from tuner.features import extract_features
 from tuner.space import SpaceGenerator
@@ -83,11 +88,162 @@ def test_cuda_float16_candidates_use_wmma(acc_dtype):
     [
         ("cuda", workloads.matmul(64, 64, 64)),
         ("metal", workloads.matmul(64, 64, 64)),
-        ("metal", workloads.matmul(60, 64, 64, "float16")),
         ("c", workloads.matmul(64, 64, 64, "float16")),
     ],
-    ids=["float32-on-cuda", "float32-on-metal", "not-a-tile-multiple", "cpu"],
+    ids=["float32-on-cuda", "float32-on-metal", "cpu"],
 )
 def test_without_a_fitting_intrinsic_the_scalar_tiling_stays(target, mod):
     sch = SpaceGenerator(target).sample(mod, seed=0)
     assert _tensorized(sch) == 0
+
+
+# ---------------------------------------------------------------- GEMM form: batch, convolution, padding
+
+# (workload, shape, dtype): a batch loop on blockIdx.z, conv2d as an im2col GEMM, a shape padded to the tile
+GEMM_CASES = {
+    "batch_matmul-float16": ("batch_matmul", (3, 32, 48, 32), "float16"),
+    "conv2d_nhwc-float16": ("conv2d_nhwc", (1, 6, 6, 16, 16, 3, 3, 1, 1), "float16"),
+    "conv2d_nhwc-strided-float16": ("conv2d_nhwc", (2, 9, 9, 16, 32, 3, 3, 2, 1), "float16"),
+    "matmul-100x72x40-float16": ("matmul", (100, 72, 40), "float16"),
+}
+CUDA_ONLY_CASES = {
+    "conv2d_nhwc-bfloat16": ("conv2d_nhwc", (1, 6, 6, 16, 16, 3, 3, 1, 1), "bfloat16"),
+    "batch_matmul-bfloat16": ("batch_matmul", (2, 20, 32, 24), "bfloat16"),
+}
+# Max error relative to the largest output. A half accumulator rounds every partial sum: summed one
+# product at a time in float16, K = 576 (the default conv2d's) loses up to 7e-3 on random inputs.
+# bfloat16 workloads accumulate in float32.
+TOLERANCE_BY_DTYPE = {"float16": 1e-2, "bfloat16": 1e-4}
+
+
+def workload_arrays(name: str, shape, dtype: str, seed: int):
+    """Random inputs (an output of garbage) for a built-in workload, and the numpy reference's output."""
+    mod = workloads.make(name, shape, dtype)
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for param in mod["main"].buffer_params:
+        values = rng.random([int(d) for d in param.shape]) - 0.5
+        arrays.append(to_bfloat16_bits(values) if param.dtype == "bfloat16" else values.astype(param.dtype))
+    arrays[-1] = np.full(arrays[-1].shape, 77, arrays[-1].dtype)  # every element must be written
+    return mod, arrays, workloads.reference_for(name, shape, dtype)(arrays[:-1])[0]
+
+
+def relative_error(actual, expected) -> float:
+    return float(np.abs(actual.astype("float64") - expected).max() / max(1.0, np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("case", sorted(GEMM_CASES))
+def test_metal_gemm_form_candidates_compute_the_workload_on_simdgroup_matrices(case, seed):
+    name, shape, dtype = GEMM_CASES[case]
+    mod, arrays, expected = workload_arrays(name, shape, dtype, seed)
+    space = SpaceGenerator("metal")
+    sch = space.sample(mod, seed=seed)
+    assert _tensorized(sch) == 5 and not space.reasons
+    source, _ = generate_source(sch.mod, "metal")
+    assert "simdgroup_multiply_accumulate(" in source
+    build(sch.mod, "metal", device="sim")["main"](*arrays)
+    assert relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
+    assert np.isfinite(extract_features(sch.mod, "metal")).all()
+
+
+@pytest.mark.parametrize("case", sorted(GEMM_CASES) + sorted(CUDA_ONLY_CASES))
+def test_cuda_gemm_form_candidates_use_tensor_cores_and_compute_the_workload(case):
+    name, shape, dtype = {**GEMM_CASES, **CUDA_ONLY_CASES}[case]
+    mod, arrays, expected = workload_arrays(name, shape, dtype, seed=2)
+    sch = SpaceGenerator("cuda").sample(mod, seed=2)
+    assert _tensorized(sch) == 5
+    source, _ = generate_source(sch.mod, "cuda")
+    assert "wmma::mma_sync(" in source or "mma.sync.aligned.m16n8k16" in source  # WMMA or mma.sync
+    if nvcc.nvcc_available():
+        assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+    tir.interpret(sch.mod["main"], *arrays)
+    assert relative_error(arrays[-1], expected) < TOLERANCE_BY_DTYPE[dtype]
+
+
+def test_a_batch_matmul_puts_its_batch_on_blockidx_z():
+    sch = SpaceGenerator("cuda").sample(workloads.batch_matmul(3, 32, 48, 32, "float16"), seed=0)
+    binds = [inst.args.get("thread_axis") for inst in sch.trace.insts if inst.kind == "bind"]
+    assert "blockIdx.z" in binds
+    assert "reindex" not in [inst.kind for inst in sch.trace.insts]  # already in GEMM form
+
+
+def test_conv2d_is_an_im2col_gemm_fetched_straight_from_its_input():
+    sch = SpaceGenerator("cuda").sample(
+        workloads.make("conv2d_nhwc", GEMM_CASES["conv2d_nhwc-float16"][1], "float16"), seed=0
+    )
+    kinds = [inst.kind for inst in sch.trace.insts]
+    assert kinds.count("reindex") == 3 and "transform_block_layout" in kinds and "pad_einsum" in kinds
+    # the im2col and padding copies are folded into the shared-memory fetches: no kernel writes them
+    assert not {"X_pad", "X_pad_reindex", "X_pad_reindex_pad", "W_reindex"} & set(sch.block_names(scope=None))
+
+
+@pytest.mark.parametrize("case", ["batch_matmul-float16", "conv2d_nhwc-float16", "matmul-100x72x40-float16"])
+def test_gemm_form_candidates_replay_from_json_and_mutate(case):
+    name, shape, dtype = GEMM_CASES[case]
+    mod = workloads.make(name, shape, dtype)
+    space = SpaceGenerator("metal")
+    sch = space.sample(mod, seed=4)
+    replayed = Schedule(mod)
+    Trace.apply_json_to_schedule(json.loads(json.dumps(sch.trace.as_json())), replayed)
+    tir.assert_structural_equal(replayed.mod, sch.mod)
+    other = space.mutate(sch.trace, mod, random.Random(0))
+    assert other is not None and _tensorized(other) == 5
+
+
+@pytest.mark.parametrize(
+    ("target", "name", "shape", "reason"),
+    [
+        ("metal", "matmul", (4, 64, 64), "M extent 4 of block 'C' is smaller than the 8-wide tile"),
+        ("cuda", "batch_matmul", (4, 64, 8, 64), "N extent 8 of block 'C' is smaller than the 16-wide tile"),
+        (
+            "cuda",
+            "depthwise_conv2d",
+            (1, 8, 8, 16, 3, 3, 1, 1),
+            "has no N iterator (spatial, indexing B and C only)",
+        ),
+    ],
+    ids=["matmul-M-below-the-tile", "batch_matmul-N-below-the-tile", "depthwise_conv2d"],
+)
+def test_a_shape_the_matrix_unit_cannot_take_falls_back_to_the_scalar_space_with_its_reason(
+    target, name, shape, reason
+):
+    mod, arrays, expected = workload_arrays(name, shape, "float16", seed=0)
+    space = SpaceGenerator(target)
+    sch = space.sample(mod, seed=0)
+    assert _tensorized(sch) == 0
+    assert reason in " ".join(space.reasons.values())
+    tir.interpret(sch.mod["main"], *arrays)
+    assert relative_error(arrays[-1], expected) < 4e-3
+
+
+def test_gemm_form_docstring_example():
+    assert doctest.testmod(tuner.space.tensor_core_gemm_form).failed == 0
+
+
+def test_a_gemm_shaped_block_that_is_no_multiply_accumulate_falls_back_with_the_tensorize_error():
+    mod = tir.IRModule(
+        {
+            "main": tir.parse("""
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
+         C: T.Buffer((32, 32), "float16")):
+    for i, j, k in T.grid(32, 32, 32):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float16(0)
+            C[vi, vj] = C[vi, vj] + T.max(A[vi, vk], B[vk, vj])
+""")
+        }
+    )
+    space = SpaceGenerator("metal")
+    sch = space.sample(mod, seed=0)
+    assert _tensorized(sch) == 0
+    assert "where the intrinsic computes A[vi, vk] * B[vk, vj]" in space.reasons["C"]
+    rng = np.random.default_rng(0)
+    a, b = ((rng.random((32, 32)) - 0.5).astype("float16") for _ in range(2))
+    c = np.zeros((32, 32), "float16")
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    expected = np.maximum(a[:, None, :].astype("float64"), b.T[None, :, :]).sum(-1)
+    np.testing.assert_allclose(c, expected, rtol=1e-2, atol=1e-1)

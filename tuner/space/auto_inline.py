@@ -20,12 +20,13 @@ from schedule import BlockRV, Schedule, ScheduleError
 from .structure import is_spatial
 
 
-def inline_producers(sch: Schedule) -> None:
-    """``compute_inline`` every spatial block whose output is an intermediate buffer, where legal."""
+def inline_producers(sch: Schedule, keep: frozenset[str] = frozenset()) -> None:
+    """``compute_inline`` every spatial block whose output is an intermediate buffer, where legal,
+    except the blocks named in ``keep`` (a GEMM's input copies, which its rule inlines later)."""
     params = set(sch.func.params)
     for name in sch.block_names():
         block = sch.find_block(name)
-        if not is_spatial(block) or any(w.buffer in params for w in block.writes):
+        if name in keep or not is_spatial(block) or any(w.buffer in params for w in block.writes):
             continue
         # Ask first, so that a refusal leaves no get_block behind in the trace.
         if not sch.can_apply("compute_inline", block=block):

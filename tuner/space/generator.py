@@ -43,7 +43,7 @@ from .fused_rows import fused_rows_gpu, row_reductions
 from .limits import SpaceError, check_limits, kernels
 from .multi_level_tiling import multi_level_tiling_cpu, multi_level_tiling_gpu
 from .structure import FALLBACK, BlockKind, classify
-from .tensor_core import tensor_core_applies, tensor_core_gpu
+from .tensor_core_gemm_form import read_stages, tensor_core_gemm_gpu, to_gemm_form
 
 # Instructions that only make a loop faster, never change what it computes: a replay may skip
 # one that the replayed decisions make illegal.
@@ -55,7 +55,7 @@ Rule = Callable[[Schedule, str, Target], None]
 
 # Block kind -> (GPU rule, CPU rule).
 _RULES: dict[BlockKind, tuple[Rule, Rule]] = {
-    BlockKind.TENSOR_CORE: (tensor_core_gpu, multi_level_tiling_cpu),
+    BlockKind.TENSOR_CORE: (tensor_core_gemm_gpu, multi_level_tiling_cpu),
     BlockKind.MULTI_LEVEL_TILING: (multi_level_tiling_gpu, multi_level_tiling_cpu),
     BlockKind.REDUCTION: (reduction_gpu, reduction_cpu),
     BlockKind.ELEMENTWISE: (elementwise_gpu, elementwise_cpu),
@@ -86,6 +86,9 @@ class SpaceGenerator:
     def __init__(self, target: Target | str, max_attempts: int = 8):
         self.target = Target.parse(target)
         self.max_attempts = max_attempts
+        # block name -> why it got a simpler rule than it might have (no matrix unit for it, a rule
+        # that failed on it), from the samples drawn so far
+        self.reasons: dict[str, str] = {}
 
     # ------------------------------------------------------------ sampling
 
@@ -105,6 +108,7 @@ class SpaceGenerator:
                 check_limits(sch.mod, self.target, memory=self.target.is_gpu)
             except _RuleFailed as failed:
                 fallback[failed.block] = FALLBACK[failed.kind]
+                self.reasons[failed.block] = str(failed)
                 continue
             except SpaceError as err:
                 broken = err
@@ -119,15 +123,15 @@ class SpaceGenerator:
         )
 
     def _apply_rules(self, sch: Schedule, fallback: dict[str, BlockKind]) -> None:
-        inline_producers(sch)
+        kinds, stages = self._gemm_forms(sch, fallback)
+        inline_producers(sch, keep=stages)
         done = self._fuse_rows(sch, fallback) if self.target.is_gpu else set()
+        done |= stages  # inlined by their GEMM's rule
         for name in sch.block_names():
             block = sch.find_block(name)
             if block is None or name in done:  # folded into an earlier block's epilogue, or fused
                 continue
-            kind = fallback.get(name) or classify(sch, block)
-            if kind is BlockKind.MULTI_LEVEL_TILING and name not in fallback:
-                kind = BlockKind.TENSOR_CORE if tensor_core_applies(sch, block, self.target) else kind
+            kind = fallback.get(name) or kinds.get(name) or classify(sch, block, self.target, self.reasons)
             if kind is BlockKind.UNSCHEDULED:
                 continue
             before = _nest_blocks(sch, name)
@@ -137,6 +141,29 @@ class SpaceGenerator:
             except ScheduleError as err:
                 raise _RuleFailed(name, kind, err) from err
             done |= _nest_blocks(sch, name) - before
+
+    def _gemm_forms(
+        self, sch: Schedule, fallback: dict[str, BlockKind]
+    ) -> tuple[dict[str, BlockKind], frozenset[str]]:
+        """Bring each block that gets the tensor-core rule to GEMM form before auto-inline
+        (tensor_core_gemm_form.py); their kinds, and the names of the input copies made."""
+        kinds: dict[str, BlockKind] = {}
+        stages: set[str] = set()
+        if not self.target.is_gpu:
+            return kinds, frozenset()
+        for name in sch.block_names():
+            if (
+                name in fallback
+                or classify(sch, sch.find_block(name), self.target) is not BlockKind.TENSOR_CORE
+            ):
+                continue
+            try:
+                to_gemm_form(sch, name, self.target)
+            except ScheduleError as err:
+                raise _RuleFailed(name, BlockKind.TENSOR_CORE, err) from err
+            kinds[name] = BlockKind.TENSOR_CORE
+            stages |= set(read_stages(sch, name))
+        return kinds, frozenset(stages)
 
     def _fuse_rows(self, sch: Schedule, fallback: dict[str, BlockKind]) -> set[str]:
         """Apply the fused-rows rule to every block it fits (unless it failed on it before); the

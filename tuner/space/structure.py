@@ -1,19 +1,21 @@
 """What kind of block a design-space rule is looking at, and the small steps the rules share.
 
-``classify`` sorts the blocks left at the root after auto-inline: a reduction with
-data reuse (matmul, convolution: two or more inputs, one of them the same for several
-output elements) gets multi-level tiling, any other reduction (a row sum, a softmax
-maximum) the simple reduction rule, and a block of spatial iterators only the
-elementwise rule. The rules need to know which loop drives which kind of iterator,
-which ``Schedule.loop_iters`` answers from the IR without touching the schedule's
-trace. The shared steps (fuse a list of loops, vectorize where legal, sample an unroll depth)
-are written once here.
+``classify`` sorts the blocks at the root: a reduction with data reuse (matmul,
+convolution: two or more inputs, one of them the same for several output elements)
+gets the tensor-core rule on a GPU whose matrix unit takes it
+(tensor_core_gemm_form.py says when) and multi-level tiling otherwise, any other
+reduction (a row sum, a softmax maximum) the simple reduction rule, and a block of
+spatial iterators only the elementwise rule. The rules need to know which loop
+drives which kind of iterator, which ``Schedule.loop_iters`` answers from the IR
+without touching the schedule's trace. The shared steps (fuse a list of loops,
+vectorize where legal, sample an unroll depth) are written once here.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 
+from codegen.target import Target
 from schedule import LoopRV, Schedule, ScheduleError
 from tir import Block, IntImm, IterKind, Var
 from tir.functor import collect_vars
@@ -75,8 +77,12 @@ def has_reuse(block: Block) -> bool:
     return False
 
 
-def classify(sch: Schedule, block: Block) -> BlockKind:
-    """The rule for ``block`` by its structure (see the module docstring)."""
+def classify(
+    sch: Schedule, block: Block, target: Target | None = None, reasons: dict[str, str] | None = None
+) -> BlockKind:
+    """The rule for ``block`` by its structure (see the module docstring); on a GPU ``target``, a
+    reduction with reuse that the target's matrix unit takes gets the tensor-core rule, and
+    ``reasons`` (if given) gets why a block that could have had it did not."""
     kinds = {iv.kind for iv in block.iter_vars}
     if not kinds or kinds - {IterKind.SPATIAL, IterKind.REDUCE}:
         return BlockKind.UNSCHEDULED
@@ -85,6 +91,16 @@ def classify(sch: Schedule, block: Block) -> BlockKind:
     if sch.loop_iters(block) is None:
         return BlockKind.UNSCHEDULED
     if IterKind.SPATIAL in kinds and has_reuse(block):
+        if target is None or not target.is_gpu:
+            return BlockKind.MULTI_LEVEL_TILING
+        # tensor_core_gemm_form imports the rules, which import this module
+        from .tensor_core_gemm_form import matrix_unit_misfit
+
+        misfit = matrix_unit_misfit(sch, block, target)
+        if misfit is None:
+            return BlockKind.TENSOR_CORE
+        if reasons is not None:
+            reasons[block.name] = misfit
         return BlockKind.MULTI_LEVEL_TILING
     return BlockKind.REDUCTION
 

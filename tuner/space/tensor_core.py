@@ -8,9 +8,11 @@ float32). float32 matmuls keep the scalar multi-level tiling, with its software
 pipelines, until Metal's float simdgroup path is measured against it on a Mac (the
 hand schedule and the float32 intrinsics are there for that).
 Each extent must be a multiple of the intrinsic's tile (8 on Metal, 16 with WMMA;
-mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8);
-otherwise, and for any shape the intrinsics do not match, the block gets the scalar
-multi-level tiling (generator.py hands it over when tensorize fails).
+mma.sync m16n8k16, a unit the hand schedule can pick, tiles N by 8); a leading
+batch loop goes on blockIdx.z. tensor_core_gemm_form.py chooses the blocks and
+brings them to this form first (batch matmuls, convolutions as im2col GEMMs, other
+extents padded to the tile); for any shape the intrinsics do not match, the block
+gets the scalar multi-level tiling (generator.py hands it over when tensorize fails).
 
 The loops are split into ``[blocks, warps, fragments, tile]`` (M and N) and
 ``[steps, fragments, tile]`` (K); the block tiles go on blockIdx, the warps on
@@ -30,7 +32,7 @@ from collections.abc import Callable
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
-from tir import Block, IntImm, IRModule, IterKind
+from tir import IntImm, IRModule
 
 from .multi_level_tiling import FETCH_VECTOR_LANES
 from .structure import fuse_loops, try_vectorize
@@ -85,29 +87,6 @@ def intrinsic_names(unit: str, in_dtype: str, acc_dtype: str) -> dict[str, str] 
     return None
 
 
-def tensor_core_applies(sch: Schedule, block: Block, target: Target) -> bool:
-    """Whether ``block`` is a 2-D matmul (loops S, S, R) of tile multiples with intrinsics for its
-    dtypes on ``target`` (tensorize still checks the computation itself)."""
-    if target.kind not in UNITS or len(block.reads) < 2 or len(block.writes) != 1:
-        return False
-    tiles = UNITS[target.kind][0]
-    iters = sch.loop_iters(block)
-    kinds = [iv.kind for iv in iters] if iters is not None else []
-    if kinds != [IterKind.SPATIAL, IterKind.SPATIAL, IterKind.REDUCE]:
-        return False
-    if any(iv.dom.extent.value % tile for iv, tile in zip(iters, tiles)):
-        return False
-    in_dtypes = {r.buffer.dtype for r in block.reads if r.buffer is not block.writes[0].buffer}
-    if len(in_dtypes) != 1:
-        return False
-    in_dtype = in_dtypes.pop()
-    if (
-        in_dtype == "float32"
-    ):  # float32 keeps the scalar tiling (and its software pipelines): see the docstring
-        return False
-    return intrinsic_names(target.kind, in_dtype, block.writes[0].buffer.dtype) is not None
-
-
 def tensorize_matmul(
     sch: Schedule, block: BlockRV, unit: str, choose: Callable[[list[LoopRV]], Sizes]
 ) -> None:
@@ -121,19 +100,20 @@ def tensorize_matmul(
     names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
     if names is None:
         raise ScheduleError(f"no {unit} tensor intrinsics for the dtypes of block {node.name}")
-    (i, i2), (j, j2), (k, k2) = (
-        sch.split(lp, [None, t]) for lp, t in zip(sch.get_loops(block), (tm, tn, tk))
-    )
+    *batch, i, j, k = sch.get_loops(block)  # batch: a batch matmul's leading loop, on blockIdx.z
+    (i, i2), (j, j2), (k, k2) = (sch.split(lp, [None, t]) for lp, t in zip((i, j, k), (tm, tn, tk)))
     tiles_m, tiles_n, frags_k, vector = choose([i, j, k])
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
     k0, k1 = sch.split(k, [None, frags_k])
-    sch.reorder(i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+    sch.reorder(*batch, i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
+    for loop in batch:
+        sch.bind(loop, "blockIdx.z")
     sch.bind(i0, "blockIdx.y")
     sch.bind(j0, "blockIdx.x")
     sch.bind(sch.fuse(iw, jw), "threadIdx.y")
     c_frag = sch.cache_write(block, 0, scope_c)
-    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2])
+    sch.reverse_compute_at(c_frag, sch.get_loops(block)[2 + len(batch)])
     for index, scope, load, tile in (
         (0, scope_a, names["load_a"], (tm, tk)),
         (1, scope_b, names["load_b"], (tk, tn)),
@@ -142,7 +122,7 @@ def tensorize_matmul(
         sch.compute_at(fragment, k0)  # one warp's tiles: fragments are never shared between warps
         shared = sch.cache_read(fragment, 0, "shared")
         sch.compute_at(shared, k0)  # the whole thread block's tile
-        fused = fuse_loops(sch, sch.get_loops(shared)[4:])
+        fused = fuse_loops(sch, sch.get_loops(shared)[4 + len(batch) :])
         _, warp_m, warp_n, lane, lanes = sch.split(fused, [None, tiles_m[1], tiles_n[1], 32, vector])
         sch.bind(sch.fuse(warp_m, warp_n), "threadIdx.y")
         sch.bind(lane, "threadIdx.x")
