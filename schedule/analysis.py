@@ -249,10 +249,11 @@ def bindings_of(realize: BlockRealize) -> dict[Var, PrimExpr]:
     return {iv.var: value for iv, value in zip(realize.block.iter_vars, realize.iter_values)}
 
 
-def loop_iters(state: ScheduleState, block: Block) -> list[IterVar] | None:
+def loop_iters(state: ScheduleState, block: Block, symbolic: bool = False) -> list[IterVar] | None:
     """The iterator each loop around ``block`` drives (outermost first), or None when the loops are
     not one per iterator: a loop driving two iterators, an iterator bound to several loops or to an
-    expression, a predicate, or a loop that is not a plain serial loop from 0."""
+    expression, a predicate, or a loop that is not a plain serial loop from 0 (of constant extent,
+    unless ``symbolic``)."""
     realize = state.realize_of(block)
     loops = state.loops_of(block)
     predicate = realize.predicate
@@ -266,7 +267,7 @@ def loop_iters(state: ScheduleState, block: Block) -> list[IterVar] | None:
     driven = []
     for loop in loops:
         plain = loop.kind is ForKind.SERIAL and isinstance(loop.min, IntImm) and loop.min.value == 0
-        if loop.loop_var not in iter_of or not plain or not isinstance(loop.extent, IntImm):
+        if loop.loop_var not in iter_of or not plain or not (symbolic or isinstance(loop.extent, IntImm)):
             return None
         driven.append(iter_of[loop.loop_var])
     return driven

@@ -18,7 +18,7 @@ from tir import Block, For
 from tir.transform.compact_buffer_allocation import BUFFER_DIM_ALIGN
 
 from .errors import ArgumentError, ScheduleError, describe
-from .index_maps import access_region
+from .index_maps import access_index, access_region
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState
 
@@ -114,6 +114,7 @@ def _check_int(value, name: str, block: Block) -> int:
 def storage_align(
     state: ScheduleState, block: Block, buffer_index: int, axis: int, factor: int, offset: int
 ) -> None:
+    buffer_index = access_index(block, "write", buffer_index)
     buffer = access_region(block, "write", buffer_index).buffer
     for name, value in (("axis", axis), ("factor", factor), ("offset", offset)):
         _check_int(value, name, block)

@@ -18,7 +18,7 @@ from tir.buffer import check_axis_separators
 from tir.functor import substitute_buffers
 
 from .errors import ArgumentError
-from .index_maps import BlockArgumentMethods, access_region
+from .index_maps import BlockArgumentMethods, access_region, buffer_position
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
 
@@ -48,9 +48,20 @@ def set_axis_separator(
 
 class AxisSeparatorMethods(BlockArgumentMethods):
     def set_axis_separator(
-        self, block: BlockRV | str, buffer_index: int, buffer_index_type: str, axis_separators: list[int]
+        self,
+        block: BlockRV | str,
+        buffer=None,
+        axis_separators: list[int] | str | None = None,
+        *separators_after_type,
+        buffer_index: int | None = None,
+        buffer_index_type: str | None = None,
     ) -> None:
-        """Set the axis separators of the buffer ``block`` reads or writes at ``buffer_index``.
+        """Set the axis separators of a buffer ``block`` reads or writes.
+
+        TVM's form: ``set_axis_separator(block, buffer, axis_separators)`` with ``buffer`` as
+        ``("write", 0)``, a buffer's name or a Buffer; the trace's forms,
+        ``set_axis_separator(block, 0, "write", axis_separators)`` and the keywords
+        ``buffer_index=0, buffer_index_type="write"``, work too.
 
         ``set_axis_separator`` in TVM. A separator ``k`` starts a new physical axis at
         dimension ``k`` when the buffer is flattened (``[1]``: a 2-D buffer stays 2-D,
@@ -58,14 +69,14 @@ class AxisSeparatorMethods(BlockArgumentMethods):
         C, CUDA and Metal builds refuse a buffer with separators (flat memory only),
         and ``axis_separators=[]`` removes them.
 
-        Requirements: ``buffer_index_type`` is ``"read"`` or ``"write"`` and
-        ``buffer_index`` indexes that list; the separators are increasing integers
-        between 1 and the buffer's number of dimensions minus 1.
+        Requirements: the buffer is one the block reads or writes (an index into that
+        list); the separators are increasing integers between 1 and the buffer's number of
+        dimensions minus 1.
 
         Example
         -------
         >>> sch = Schedule(tir.parse(_COPY_VIA_B))
-        >>> sch.set_axis_separator("B", 0, "write", [1])
+        >>> sch.set_axis_separator("B", ("write", 0), [1])
         >>> print(sch.mod["main"].script())
         # from tir import T
         <BLANKLINE>
@@ -87,13 +98,20 @@ class AxisSeparatorMethods(BlockArgumentMethods):
                     C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1.0)
         """
         block = self._block_argument(block)
-        separators = list(axis_separators) if isinstance(axis_separators, tuple) else axis_separators
+        if buffer_index is not None:  # the trace's keywords
+            index, kind, separators = buffer_index, buffer_index_type, axis_separators
+        elif isinstance(axis_separators, str):  # the trace's order: index, "read" | "write", separators
+            (index, kind), (separators,) = (buffer, axis_separators), separators_after_type
+        else:
+            node = self.get(block)
+            kind, index = self._prepared("set_axis_separator", lambda: buffer_position(node, buffer))
+            separators = axis_separators
         return self._run(
             "set_axis_separator",
             block=block,
-            buffer_index=buffer_index,
-            buffer_index_type=buffer_index_type,
-            axis_separators=separators,
+            buffer_index=index,
+            buffer_index_type=kind,
+            axis_separators=list(separators) if isinstance(separators, tuple) else separators,
         )
 
 

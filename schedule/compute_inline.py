@@ -6,7 +6,9 @@ allocation); ``reverse_compute_inline`` moves a consumer's computation into its
 single producer, whose store then writes the consumer's output directly. Both
 follow TVM's ``compute_inline.cc``: the inlined block must be a single store
 whose indices are distinct block iterators, so that each element is computed
-once and the substitution is exact. ``plan_compute_inline`` is registered as
+once and the substitution is exact; a consumer may also read at an affine
+bijection of its iterators (``B[vi * 16 + vj, vk]``), which is inverted
+(``arith.inverse_affine_iter_map``). ``plan_compute_inline`` is registered as
 compute_inline's legality check, which ``analysis.can_apply`` (the sampling family,
 the tuner's auto-inline) asks whether a block could be inlined.
 """
@@ -25,17 +27,21 @@ from tir import (
     IntImm,
     IterKind,
     PrimExpr,
+    Range,
     SeqStmt,
     Stmt,
     Var,
+    const,
 )
 from tir.analysis.block_access import infer_access_regions
 from tir.arith import Analyzer
-from tir.functor import Mutator, collect_vars, substitute
+from tir.arith.iter_map import detect_iter_map, inverse_affine_iter_map
+from tir.expr import BufferPointer
+from tir.functor import Mutator, collect_vars, post_order_visit, substitute
 from tir.stmt import seq
 from tir.structural import structural_equal
 
-from .analysis import child_blocks, loads_of, writers_of
+from .analysis import _conjuncts, child_blocks, loads_of, writers_of
 from .errors import ScheduleError
 from .instruction import BlockRV, primitive
 from .state import ScheduleState
@@ -89,6 +95,11 @@ class InlinePredicateError(ScheduleError):
 
 class NotCoveredError(ScheduleError):
     """reverse_compute_inline: the consumer reads elements the producer does not write."""
+
+
+class OpaqueAccessError(ScheduleError):
+    """The buffer is also reached through a pointer (``B.data``, ``B.access_ptr``), which inlining
+    can't follow: the pointer would outlive the buffer's allocation."""
 
 
 class OnlyLeafError(ScheduleError):
@@ -174,6 +185,21 @@ def _check_free_vars(state: ScheduleState, block: Block, node, what: str) -> Non
         raise InlineBodyError(
             f"the {what} of block {block.name} uses {', '.join(stray)}, which is neither a block "
             "iterator nor a function parameter, so it can't be moved to another block.",
+            block,
+        )
+
+
+def _check_no_opaque_access(scope: Block, buffer: Buffer, block: Block, action: str) -> None:
+    pointers: list[BufferPointer] = []
+    post_order_visit(
+        scope.body,
+        lambda n: pointers.append(n) if isinstance(n, BufferPointer) and n.buffer is buffer else None,
+    )
+    if pointers:
+        raise OpaqueAccessError(
+            f"can't {action}: {buffer.name} has an opaque access (a pointer, {buffer.name}.data or "
+            f"{buffer.name}.access_ptr), which inlining can't rewrite; the buffer would be removed "
+            "under it. TVM refuses this too.",
             block,
         )
 
@@ -271,6 +297,7 @@ def plan_compute_inline(state: ScheduleState, block: Block):
         )
     if _reads_buffer(block, buffer):
         raise InlineBodyError(f"can't {action}: it reads {buffer.name}, the buffer it writes.", block)
+    _check_no_opaque_access(scope, buffer, block, action)
     value = substitute(store.value, _unit_iter_values(block, index_vars))
     return scope, buffer, index_vars, value, _removal_target(state, realize)
 
@@ -304,17 +331,50 @@ def _single_scope_read(state: ScheduleState, scope: Block, block: Block) -> Buff
     return produced[0]
 
 
+def _consumer_iterators(block: Block, indices, producer_indices, role: str) -> tuple[dict, list[Range]]:
+    """Each iterator of the consumer ``block`` as an expression of the producer's store indices, and
+    the box of the buffer the consumer reads (one Range per dimension).
+
+    The read indices are distinct iterators (``B[vi, vj]``), or, as in TVM, an affine bijection
+    of them onto a box (``B[vi * 16 + vj, vk]``, ``B[f // 128, f % 128]``), which is inverted."""
+    try:
+        load_vars = _check_index_vars(block, indices, role)
+    except InlineBodyError as plain_refusal:
+        found = _inverse_of_affine_read(block, indices, producer_indices)
+        if found is None:
+            raise plain_refusal from None
+        return found
+    doms = {iv.var: iv.dom for iv in block.iter_vars}
+    mapping = dict(zip(load_vars, producer_indices))
+    mapping.update(_unit_iter_values(block, load_vars))
+    return mapping, [doms[v] for v in load_vars]
+
+
+def _inverse_of_affine_read(block: Block, indices, producer_indices) -> tuple[dict, list[Range]] | None:
+    units = {iv.var: iv.dom.min for iv in block.iter_vars if _is_unit(iv.dom.extent)}
+    doms = {iv.var: iv.dom for iv in block.iter_vars if iv.var not in units}
+    if not all(isinstance(d.min, IntImm) and d.min.value == 0 for d in doms.values()):
+        return None
+    sums = detect_iter_map([substitute(i, units) for i in indices], doms, check_bijective=True)
+    if sums is None or any(not isinstance(s.base, IntImm) or s.extent is None for s in sums):
+        return None
+    mapping = inverse_affine_iter_map(sums, producer_indices)
+    if set(mapping) != set(doms):
+        return None
+    mapping.update(units)
+    return mapping, [Range(s.base, const(s.extent, s.base.dtype)) for s in sums]
+
+
 def _coverage_predicate(
-    consumer: Block, producer: Block, producer_store: BufferStore, load_vars: list[Var]
+    consumer: Block, producer: Block, producer_store: BufferStore, image: list[Range]
 ) -> list[PrimExpr]:
-    """Conditions that keep the producer's iterations inside the consumer's domain."""
+    """Conditions that keep the producer's iterations inside the box ``image`` the consumer reads."""
     analyzer = Analyzer()
     for iv in producer.iter_vars:
         analyzer.bind(iv.var, iv.dom)
     conditions = []
-    consumer_doms = {iv.var: iv.dom for iv in consumer.iter_vars}
-    for position, var in enumerate(load_vars):
-        index, dom = producer_store.indices[position], consumer_doms[var]
+    for position, dom in enumerate(image):
+        index = producer_store.indices[position]
         written = analyzer.const_int_bound(index)
         low = analyzer.const_int_bound(dom.min).max_value
         high = analyzer.const_int_bound(dom.min + dom.extent - 1).min_value
@@ -336,7 +396,9 @@ def _new_predicate(producer_realize: BlockRealize, conditions: list[PrimExpr]) -
     bindings = dict(zip((iv.var for iv in producer_realize.block.iter_vars), producer_realize.iter_values))
     predicate = producer_realize.predicate
     for condition in conditions:
-        predicate = predicate & substitute(condition, bindings)
+        condition = substitute(condition, bindings)
+        if not any(structural_equal(condition, c) for c in _conjuncts(predicate)):
+            predicate = predicate & condition
     return Analyzer().simplify(predicate)
 
 
@@ -369,6 +431,7 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
     producer = writers[0]
     _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
     _check_not_output(state, producer, buffer, action)
+    _check_no_opaque_access(scope, buffer, block, action)
     readers = [b.name for b in child_blocks(scope) if b is not block and _reads_buffer(b, buffer)]
     if readers:
         raise OtherConsumersError(
@@ -393,10 +456,12 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
             "one element of the producer per point.",
             block,
         )
-    load_vars = _check_index_vars(block, loads[0].indices, "reads " + buffer.name)
+    consumer_to_producer, image = _consumer_iterators(
+        block, loads[0].indices, producer_store.indices, "reads " + buffer.name
+    )
     _check_free_vars(state, block, store, "store")
-    conditions = _coverage_predicate(block, producer, producer_store, load_vars)
-    return scope, buffer, producer, producer_store, store, load_vars, conditions, realize
+    conditions = _coverage_predicate(block, producer, producer_store, image)
+    return scope, buffer, producer, producer_store, store, consumer_to_producer, conditions, realize
 
 
 def _same_indices(loads: list[BufferLoad]) -> bool:
@@ -406,11 +471,13 @@ def _same_indices(loads: list[BufferLoad]) -> bool:
 
 @primitive()
 def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
-    scope, buffer, producer, producer_store, store, load_vars, conditions, realize = _plan_reverse_inline(
-        state, block
+    scope, buffer, producer, producer_store, store, consumer_to_producer, conditions, realize = (
+        _plan_reverse_inline(state, block)
     )
-    consumer_to_producer = dict(zip(load_vars, producer_store.indices))
-    consumer_to_producer.update(_unit_iter_values(block, load_vars))
+    analyzer = Analyzer()
+    for iv in producer.iter_vars:
+        analyzer.bind(iv.var, iv.dom)
+    consumer_to_producer = {v: analyzer.simplify(e) for v, e in consumer_to_producer.items()}
 
     class _FromProducer(Mutator):
         def visit_BufferLoad(self, load: BufferLoad):
@@ -498,7 +565,8 @@ class ComputeInlineMethods:
         ------------
         - the consumer is a single store without ``T.init()``, reduction iterators
           or ``T.where``, and reads exactly one buffer ``B`` that its scope produces,
-          at one index tuple of distinct block iterators;
+          at one index tuple of distinct block iterators, or of an affine bijection of
+          them onto a box (``B[vg * 6 + vr, vc]``), as in TVM;
         - ``B`` has exactly one producer, an elementwise (non-reduction) block whose
           body is one store to ``B``; ``B`` is not a function parameter and no
           other block reads it;

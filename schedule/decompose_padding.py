@@ -93,6 +93,15 @@ def decompose_padding(state: ScheduleState, block: Block, loop: For) -> Block:
         )
     realize = state.realize_of(block)
     chain = loops[next(i for i, x in enumerate(loops) if x is loop) :]
+    domains = Analyzer()
+    for iv in block.iter_vars:
+        domains.bind(iv.var, iv.dom)
+    if domains.can_prove(in_bounds):
+        raise NotPaddingBlockError(
+            f"can't decompose_padding block {block.name!r}: its condition {in_bounds!r} holds on its whole "
+            "domain, so there is no padding to fill (TVM refuses a trivial padding too)",
+            block,
+        )
 
     # Step 2. the constant fill: the loops from `loop` down to the block, copied, around a pad store
     fresh = {x.loop_var: Var(x.loop_var.name, x.loop_var.dtype) for x in chain}
@@ -140,7 +149,9 @@ class DecomposePaddingMethods(BlockArgumentMethods):
 
         Requirements: the block is spatial, holds no other block, and its body is one store
         ``B[...] = T.if_then_else(condition, value, pad)`` (or ``T.Select``) where exactly one
-        branch, the pad, loads nothing; ``loop`` is one of the loops around it.
+        branch, the pad, loads nothing, and the condition fails somewhere in the block's
+        domain (else there is nothing to pad); ``loop`` is one of the loops around it.
+        ``can_decompose_padding(block, loop)`` asks without applying.
 
         Example
         -------
@@ -169,6 +180,12 @@ class DecomposePaddingMethods(BlockArgumentMethods):
         """
         block = self._block_argument(block)
         return self._run("decompose_padding", block=block, loop=loop)
+
+    def can_decompose_padding(self, block: BlockRV | str, loop: LoopRV) -> bool:
+        """Whether ``decompose_padding(block, loop)`` would apply now; changes and records nothing.
+        TVM's name for ``can_apply("decompose_padding", ...)``."""
+        block = self.find_block(block) if isinstance(block, str) else block
+        return self.can_apply("decompose_padding", block=block, loop=loop)
 
 
 # The program the example above schedules (doctest globals: tir, Schedule).

@@ -35,13 +35,31 @@ def region_list(regions: tuple[BufferRegion, ...]) -> str:
     return ", ".join(f"[{i}] {r!r}" for i, r in enumerate(regions)) or "nothing"
 
 
+def access_index(block: Block, kind: str, index, argument: str = "buffer_index"):
+    """``index`` itself, or, for a buffer's name (TVM takes either), its position in the block's
+    reads (``kind`` "read") or writes."""
+    if not isinstance(index, str):
+        return index
+    regions = block.reads if kind == "read" else block.writes
+    names = [r.buffer.name for r in regions]
+    if index not in names:
+        raise BufferIndexError(
+            f"{argument} {index!r}: block {block.name!r} {kind}s no buffer of that name; it {kind}s "
+            f"{region_list(regions)}",
+            block,
+        )
+    return names.index(index)
+
+
 def access_region(block: Block, kind: str, index, argument: str = "buffer_index") -> BufferRegion:
     """``block.reads[index]`` (``kind`` "read") or ``block.writes[index]`` (``kind`` "write"): the
     check of TVM's buffer-index argument (named ``argument`` in the error) that every primitive
-    taking one shares: ArgumentError when it is not an int, BufferIndexError when it is out of range."""
+    taking one shares: ArgumentError when it is not an int (or a name of one of those buffers),
+    BufferIndexError when it is out of range."""
     if kind not in ("read", "write"):
         raise BufferIndexError(f"buffer_index_type must be 'read' or 'write', got {kind!r}", block)
     regions = block.reads if kind == "read" else block.writes
+    index = access_index(block, kind, index, argument)
     if isinstance(index, bool) or not isinstance(index, int):
         raise ArgumentError(
             f"{argument} must be an int indexing what block {block.name!r} {kind}s, got {index!r}", block

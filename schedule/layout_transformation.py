@@ -31,6 +31,7 @@ from tir import (
     For,
     ForKind,
     IndexMap,
+    IndexMapError,
     IntImm,
     IterVar,
     Mutator,
@@ -413,11 +414,17 @@ class LayoutTransformationMethods(BlockArgumentMethods):
             position = buffer_position(node, buffer)
             old = buffer_at(node, position)
             dtype = old.shape[0].dtype if old.shape else "int32"
-            text = str(as_index_map(index_map, old.ndim, dtype, node))
-            return position, text, plain_pad_value(pad_value, old, node)
+            mapping, separators = index_map, []
+            if callable(index_map) and not isinstance(index_map, IndexMap):
+                try:  # TVM's IndexMap.AXIS_SEPARATOR markers: separators of the new buffer
+                    mapping, separators = IndexMap.from_func_with_separators(index_map, old.ndim, dtype)
+                except IndexMapError as err:
+                    raise IndexMapNotApplicableError(str(err), node) from err
+            text = str(as_index_map(mapping, old.ndim, dtype, node))
+            return position, text, plain_pad_value(pad_value, old, node), separators
 
-        position, text, value = self._prepared("transform_layout", prepare)
-        return self._run(
+        position, text, value, separators = self._prepared("transform_layout", prepare)
+        self._run(
             "transform_layout",
             block=block,
             buffer=position,
@@ -425,6 +432,15 @@ class LayoutTransformationMethods(BlockArgumentMethods):
             pad_value=value,
             assume_injective_transform=assume_injective_transform,
         )
+        if separators:  # a second instruction, as TVM records it
+            kind, index = position
+            self._run(
+                "set_axis_separator",
+                block=block,
+                buffer_index=index,
+                buffer_index_type=kind,
+                axis_separators=separators,
+            )
 
     def transform_block_layout(self, block: BlockRV | str, index_map: Callable | IndexMap | str) -> None:
         """Relabel a block's iteration space: its iterators become ``index_map``'s outputs.

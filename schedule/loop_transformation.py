@@ -435,11 +435,11 @@ def _check_blocks_below(state: ScheduleState, top: For, bottom: For) -> None:
     above_top = next((node for node in state.ancestors(top) if isinstance(node, (For, Block))), None)
     for realize in realizes_under(bottom.body):
         for iv in realize.block.iter_vars:
-            if iv.kind is IterKind.OPAQUE:
+            if iv.kind in (IterKind.OPAQUE, IterKind.SCAN):
                 raise OpaqueIterTypeError(
                     f"can't reorder loops around block {realize.block.name!r}: its iterator {iv.var.name} is "
-                    "opaque, so the order of its iterations may matter. Declare it spatial or reduce if "
-                    "it is one",
+                    f"{'opaque' if iv.kind is IterKind.OPAQUE else 'a scan'}, so the order of its iterations "
+                    "may matter. Declare it spatial or reduce if it is one",
                     realize.block,
                 )
         check_affine_binding(

@@ -32,6 +32,7 @@ from tir import (
     const,
     op,
 )
+from tir.arith import Analyzer
 from tir.buffer import BufferRegion
 from tir.functor import substitute_buffers
 
@@ -93,7 +94,7 @@ def _check_reduction(block: Block, grown_reduce: set[Var], padded: set[Buffer]) 
 @primitive()
 def pad_einsum(state: ScheduleState, block: Block, padding: list) -> None:
     # Step 1. an einsum block with trivial bindings, and a factor per iterator
-    iters = loop_iters(state, block)
+    iters = loop_iters(state, block, symbolic=True)
     accesses = [(buffer, indices) for buffer, indices, _ in accesses_of(block)]
     iter_vars = {iv.var for iv in block.iter_vars}
     einsum = all(isinstance(i, IntImm) or i in iter_vars for _, idx in accesses for i in idx)
@@ -114,16 +115,22 @@ def pad_einsum(state: ScheduleState, block: Block, padding: list) -> None:
             raise ArgumentError(f"pad_einsum factors must be positive integers, got {padding!r}", block)
     grown = {}
     for iv, f in zip(block.iter_vars, padding):
-        extent = iv.dom.extent.value
-        if -(-extent // f) * f != extent:
-            grown[iv.var] = const(-(-extent // f) * f, iv.dom.extent.dtype)
+        extent = iv.dom.extent
+        if isinstance(extent, IntImm):
+            if -(-extent.value // f) * f != extent.value:
+                grown[iv.var] = const(-(-extent.value // f) * f, extent.dtype)
+        elif f != 1:  # a dynamic extent n grows to (n + f - 1) // f * f, as in TVM
+            grown[iv.var] = op.floordiv(extent + (f - 1), f) * f
     if not grown:
         return
 
-    # Step 2. which buffers grow: those indexed by a grown iterator past their extent
+    # Step 2. which buffers grow: those indexed by a grown iterator that may run past their extent
+    analyzer = Analyzer()
+
     def padded_shape(buffer: Buffer, indices) -> tuple[PrimExpr, ...]:
         return tuple(
-            grown[i] if i in grown and grown[i].value > d.value else d for i, d in zip(indices, buffer.shape)
+            grown[i] if i in grown and not analyzer.can_prove(op.ge(d, grown[i])) else d
+            for i, d in zip(indices, buffer.shape)
         )
 
     written = {r.buffer for r in block.writes}
@@ -195,7 +202,8 @@ class PadEinsumMethods(BlockArgumentMethods):
         ``pad_einsum`` in TVM: after it, tiles of the factors divide the loops evenly (for
         tensor cores, say). Inputs read through a grown iterator are copied into
         ``<name>_pad`` (zeros outside) before the block; the output is computed into
-        ``<name>_pad`` and copied back over the original extents after it.
+        ``<name>_pad`` and copied back over the original extents after it. A dynamic
+        extent ``n`` grows to ``(n + f - 1) // f * f``, as in TVM.
 
         Requirements: the block holds no other block, is bound one plain loop per iterator,
         and indexes every buffer by iterators or constants; one positive factor per

@@ -27,6 +27,7 @@ from tir import (
     IterKind,
     IterVar,
     Range,
+    SeqStmt,
     Var,
     const,
 )
@@ -82,7 +83,10 @@ def _copy_block(
     name: str, src: Buffer, dst: Buffer, region: tuple[Range, ...], outer: list[For], where: Block
 ):
     """A block over the loops ``region`` moves with, copying ``region`` from ``src`` to ``dst``."""
-    moving = [x for x in outer if any(x.loop_var in collect_vars(r.min) for r in region)]
+    # One iterator per loop the region moves with, in the order of the dimensions they move (TVM's).
+    moving = []
+    for r in region:
+        moving += [x for x in outer if x.loop_var in collect_vars(r.min) and x not in moving]
     iters = {x.loop_var: Var(f"v{k}", x.loop_var.dtype) for k, x in enumerate(moving)}
     iter_vars = tuple(IterVar(iters[x.loop_var], Range(x.min, x.extent), IterKind.SPATIAL) for x in moving)
     inner = []
@@ -116,8 +120,16 @@ def _stage(
 ):
     state.replace({block: substitute_buffers(block, {old: cache})})
     current = state.index.loops[loop.loop_var]
-    body = seq(current.body, realize_copy) if after else seq(realize_copy, current.body)
-    state.replace({current: replace(current, body=body)})
+    # As TVM: right before (a read) or after (a write) the statement of the loop body that holds the
+    # block, so copies staged earlier under the same loop keep their places.
+    children = list(current.body.seq) if isinstance(current.body, SeqStmt) else [current.body]
+    holder = next(
+        i
+        for i, child in enumerate(children)
+        if any(isinstance(s, Block) and s.name == block.name for s in stmts_pre_order(child))
+    )
+    children.insert(holder + 1 if after else holder, realize_copy)
+    state.replace({current: replace(current, body=seq(*children))})
     scope = state.parent_block(state.index.loops[loop.loop_var])
     state.replace({scope: replace(scope, alloc_buffers=(*scope.alloc_buffers, cache))})
     return state.index.blocks[realize_copy.block.name]

@@ -24,6 +24,7 @@ from tir import (
     ForKind,
     IterKind,
     IterVar,
+    LetStmt,
     Max,
     Min,
     Mul,
@@ -270,8 +271,19 @@ def _check_identity(block: Block, kind: type, init: BufferStore) -> None:
         )
 
 
+def _without_lets(stmt):
+    """A body ``v = e; C[...] = f(v)`` read as the single store ``C[...] = f(e)``: TVM's printer
+    writes an update through a let (``v_C: T.float32 = C[vi] + A[vi, vk]``), and TVM's rfactor
+    reads through it the same way."""
+    bindings: dict = {}
+    while isinstance(stmt, LetStmt):
+        bindings[stmt.var] = substitute(stmt.value, bindings)
+        stmt = stmt.body
+    return substitute(stmt, bindings) if bindings else stmt
+
+
 def _match_reduction(block: Block) -> tuple[type, PrimExpr, BufferStore, BufferStore]:
-    update, init = block.body, block.init
+    update, init = _without_lets(block.body), block.init
     if not isinstance(update, BufferStore) or not isinstance(init, BufferStore):
         raise ReducerPatternError(
             f"can't rfactor block {block.name}: its init and body must each be a single store.", block

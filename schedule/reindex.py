@@ -69,10 +69,18 @@ class ReindexBlockError(ScheduleError):
 # ---------------------------------------------------------------- analysis
 
 
-def _single_pattern(block: Block, buffer: Buffer, what: str) -> tuple[PrimExpr, ...]:
+def _simplifier(pairs) -> Analyzer:
+    """An analyzer that knows the ranges of ``(var, range)`` pairs, except ranges of one value: an
+    iterator of extent 1 stays an iterator (``C[i, j]``, as TVM writes it) instead of becoming 0."""
     analyzer = Analyzer()
-    for iv in block.iter_vars:
-        analyzer.bind(iv.var, iv.dom)
+    for var, dom in pairs:
+        if not (isinstance(dom.extent, IntImm) and dom.extent.value == 1):
+            analyzer.bind(var, dom)
+    return analyzer
+
+
+def _single_pattern(block: Block, buffer: Buffer, what: str) -> tuple[PrimExpr, ...]:
+    analyzer = _simplifier((iv.var, iv.dom) for iv in block.iter_vars)
     patterns: list[tuple[PrimExpr, ...]] = []
     for found, indices, _ in accesses_of(block):
         if found is not buffer:
@@ -147,14 +155,12 @@ def _stage_through(
             "the access uses, so copy elements would collide",
             block,
         )
-    dtype = used[0].var.dtype
     name = f"{old.name}_reindex" if primitive_name == "reindex" else f"{old.name}_{scope}"
-    new = Buffer(state.unique_name(name), tuple(const(s.extent, dtype) for s in sums), old.dtype, scope)
+    shape = tuple(const(s.extent, e.dtype) for s, e in zip(sums, outputs))  # each axis in its index's dtype
+    new = Buffer(state.unique_name(name), shape, old.dtype, scope)
 
     # Step 3. the block accesses the new buffer; the copy stage iterates the used iterators
-    analyzer = Analyzer()
-    for iv in block.iter_vars:
-        analyzer.bind(iv.var, iv.dom)
+    analyzer = _simplifier((iv.var, iv.dom) for iv in block.iter_vars)
     new_indices = tuple(analyzer.simplify(e) for e in outputs)
     point = BufferRegion(new, tuple(Range(i, const(1, i.dtype)) for i in new_indices))
     rewritten = replace(
@@ -167,9 +173,7 @@ def _stage_through(
     state.replace({scope_block: replace(scope_block, alloc_buffers=(*scope_block.alloc_buffers, new))})
 
     def body(iters: list[Var]):
-        stage_analyzer = Analyzer()
-        for var, iv in zip(iters, used):
-            stage_analyzer.bind(var, iv.dom)
+        stage_analyzer = _simplifier((var, iv.dom) for var, iv in zip(iters, used))
         to_stage = dict(zip((iv.var for iv in used), iters))
         old_idx = tuple(stage_analyzer.simplify(substitute(i, to_stage)) for i in pattern)
         new_idx = tuple(stage_analyzer.simplify(substitute(i, to_stage)) for i in new_indices)

@@ -275,6 +275,7 @@ class Schedule(
         saved_mod = self.state.mod
         # Only a sampling primitive draws from the generator, so only it needs the state kept.
         saved_rng = self._rng.getstate() if prim.sampling else None
+        args = self._blocks_by_name(prim, args)
         try:
             resolved = {k: self._resolve(v) for k, v in args.items()}
             prim.check_handles(resolved)
@@ -310,6 +311,14 @@ class Schedule(
         if is_list:
             return outputs
         return outputs[0] if outputs else None
+
+    def _blocks_by_name(self, prim, args: dict) -> dict:
+        """TVM takes a block's name wherever it takes a block handle: look names up with get_block
+        (which records the lookup in the trace, as TVM's does)."""
+        for param in prim.handles:
+            if Block in param.types and isinstance(args.get(param.name), str):
+                args = {**args, param.name: self.get_block(args[param.name])}
+        return args
 
     @staticmethod
     def _check(condition: bool, message: str, *nodes) -> None:

@@ -69,10 +69,30 @@ class Instruction:
         return id(self)
 
 
+class Decisions(dict):
+    """Instruction index -> decision, for every sampling instruction. TVM's key, the instruction
+    itself (``trace.decisions[trace.insts[-1]]``), finds the same entry."""
+
+    def __init__(self, insts: list[Instruction]):
+        super().__init__((i, inst.decision) for i, inst in enumerate(insts) if PRIMITIVES[inst.kind].sampling)
+        self._positions = {id(inst): i for i, inst in enumerate(insts)}
+
+    def __getitem__(self, key):
+        if isinstance(key, Instruction):
+            key = self._positions.get(id(key), key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, Instruction):
+            key = self._positions.get(id(key), key)
+        return super().__contains__(key)
+
+
 @dataclass(init=False)
 class Trace:
     """The instructions a schedule applied. ``Trace(insts, decisions)`` also takes TVM's
-    ``decisions`` (instruction -> decision); the ``decisions`` property is ours (index -> decision)."""
+    ``decisions`` (instruction -> decision); the ``decisions`` property maps indices (ours) and
+    instructions (TVM's) to decisions."""
 
     insts: list[Instruction] = field(default_factory=list)
 
@@ -94,9 +114,10 @@ class Trace:
     # ------------------------------------------------------------ decisions
 
     @property
-    def decisions(self) -> dict[int, Any]:
-        """Instruction index -> decision, for every sampling instruction."""
-        return {i: inst.decision for i, inst in enumerate(self.insts) if PRIMITIVES[inst.kind].sampling}
+    def decisions(self) -> Decisions:
+        """Instruction index -> decision, for every sampling instruction (an instruction of the
+        trace is also a key, as in TVM)."""
+        return Decisions(self.insts)
 
     def with_decision(self, index: int, decision: Any) -> Trace:
         """A copy whose instruction ``index`` replays with ``decision``."""

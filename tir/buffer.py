@@ -25,6 +25,7 @@ from .expr import BufferLoad, IntImm, PrimExpr, Range, Var, const
 # Fragments live in registers spread over a simdgroup (warp); the names are TVM's where it has them.
 FRAGMENT_SCOPES = ("metal.simdgroup", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "warp")
 SCOPES = ("global", "shared", "local", *FRAGMENT_SCOPES)
+DEFAULT_ALIGN = 64  # bytes: what TVM assumes when a buffer names no alignment
 SCOPE_ALIASES = {"threadgroup": "shared", "thread": "local", "device": "global", "shared.dyn": "shared"}
 
 
@@ -85,17 +86,26 @@ class Buffer:
                 raise ValueError(
                     f"buffer {self.name} has {len(self.shape)} dimensions but {len(self.strides)} strides"
                 )
+        zero_offset = False
         if self.elem_offset is not None:
             if not isinstance(self.elem_offset, PrimExpr):
                 object.__setattr__(self, "elem_offset", const(self.elem_offset))
             if isinstance(self.elem_offset, IntImm) and self.elem_offset.value == 0:
                 object.__setattr__(self, "elem_offset", None)  # the default, spelled one way
+                zero_offset = True
         if not isinstance(self.axis_separators, tuple):
             object.__setattr__(self, "axis_separators", tuple(self.axis_separators))
         if self.axis_separators:
             check_axis_separators(self.axis_separators, len(self.shape), self.name)
-        if self.elem_offset is None and self.offset_factor:
+        if self.elem_offset is None and self.offset_factor and not zero_offset:
             object.__setattr__(self, "elem_offset", Var(f"{self.name}_elem_offset", "int32"))
+        # TVM's defaults spelled one way: offset 0 is a multiple of any factor, and 64 bytes is the
+        # alignment every allocation has anyway (T.match_buffer(..., elem_offset=0, align=64,
+        # offset_factor=1) is the plain buffer, as in TVM).
+        if self.elem_offset is None and self.offset_factor:
+            object.__setattr__(self, "offset_factor", 0)
+        if self.align == DEFAULT_ALIGN:
+            object.__setattr__(self, "align", 0)
 
     def is_compact(self) -> bool:
         """True when the layout is the default one: row-major strides (or none) and offset 0."""

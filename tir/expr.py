@@ -28,6 +28,10 @@ class PrimExpr:
     __slots__ = ()
     dtype: str
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality: the very same node (``structural_equal`` compares contents)."""
+        return self is other
+
     # Arithmetic builds nodes (with folding) through tir.op.
     def __add__(self, other):
         return _op().add(self, other)
@@ -353,12 +357,14 @@ class BufferPointer(PrimExpr):
 
     Scripts write ``A.data`` (offset 0, ``access`` "") or ``A.access_ptr("r", offset=k)``
     (``access`` "r", "w" or "rw", as TVM's access mask). Only calls take it as an argument:
-    ``T.call_extern``, ``T.call_packed`` and the tensor-core intrinsics.
+    ``T.call_extern``, ``T.call_packed`` and the tensor-core intrinsics. ``extent`` (TVM's
+    ``access_ptr(..., extent=n)``) is carried and printed; analyses take the whole buffer.
     """
 
     buffer: Buffer
     offset: PrimExpr
     access: str = ""
+    extent: PrimExpr | None = None
 
     @property
     def dtype(self) -> str:

@@ -45,6 +45,10 @@ class _Printable:
     def __str__(self) -> str:
         return self.script()
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality: the very same object (``structural_equal`` compares contents)."""
+        return self is other
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PrimFunc(_Printable):
@@ -59,6 +63,10 @@ class PrimFunc(_Printable):
 
     def with_body(self, body: Stmt) -> PrimFunc:
         return self if body is self.body else replace(self, body=body)
+
+    def with_attr(self, key: str, value) -> PrimFunc:
+        """A copy with attribute ``key`` set (TVM's ``func.with_attr("global_symbol", "main")``)."""
+        return replace(self, attrs={**self.attrs, key: value})
 
     def __repr__(self) -> str:
         return f"PrimFunc({self.name})"
@@ -108,6 +116,11 @@ class IRModule(_Printable):
     def main_function(self) -> PrimFunc:
         """The function named by :meth:`main_name`."""
         return self.functions[self.main_name()]
+
+    @staticmethod
+    def from_expr(func: PrimFunc) -> IRModule:
+        """TVM's ``IRModule.from_expr``: a module whose "main" is ``func``."""
+        return IRModule({"main": replace(func, name="main")})
 
     def with_function(self, name: str, func: PrimFunc) -> IRModule:
         functions = dict(self.functions)

@@ -33,6 +33,10 @@ class IndexMap:
     initial_indices: tuple[Var, ...]
     final_indices: tuple[PrimExpr, ...]
 
+    # TVM's marker in a map's outputs, ``lambda i, j: [i, IndexMap.AXIS_SEPARATOR, j]``: a new
+    # physical axis starts there (``from_func_with_separators`` reads it).
+    AXIS_SEPARATOR = "axis_separator"
+
     @staticmethod
     def from_func(func: Callable, ndim: int | None = None, dtype: str = "int32") -> IndexMap:
         """The map ``func`` computes; ``ndim`` gives ``*indices`` parameters their count.
@@ -67,7 +71,37 @@ class IndexMap:
         result = func(*args, **kwargs)
         if not isinstance(result, (list, tuple)):
             result = (result,)
+        if any(r is IndexMap.AXIS_SEPARATOR for r in result):
+            raise IndexMapError(
+                "the index map marks axis separators; read it with IndexMap.from_func_with_separators"
+            )
         return IndexMap(tuple(inputs), _as_indices(result, dtype))
+
+    @staticmethod
+    def from_func_with_separators(
+        func: Callable, ndim: int | None = None, dtype: str = "int32"
+    ) -> tuple[IndexMap, list[int]]:
+        """The map ``func`` computes without its ``IndexMap.AXIS_SEPARATOR`` markers, and where they
+        stood (output positions), as TVM's function of this name.
+
+        >>> m, seps = IndexMap.from_func_with_separators(lambda i, j: [i, IndexMap.AXIS_SEPARATOR, j])
+        >>> str(m), seps
+        ('lambda i, j: (i, j)', [1])
+        """
+        separators: list[int] = []
+
+        def without_markers(*args, **kwargs):
+            result = func(*args, **kwargs)
+            outputs = []
+            for r in result if isinstance(result, (list, tuple)) else (result,):
+                if r is IndexMap.AXIS_SEPARATOR:
+                    separators.append(len(outputs))
+                else:
+                    outputs.append(r)
+            return outputs
+
+        without_markers.__signature__ = inspect.signature(func)
+        return IndexMap.from_func(without_markers, ndim, dtype), separators
 
     @staticmethod
     def parse(text: str, dtype: str = "int32") -> IndexMap:

@@ -29,6 +29,10 @@ class Stmt:
     def __repr__(self) -> str:
         return self.script()
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality: the very same node (``structural_equal`` compares contents)."""
+        return self is other
+
 
 class ForKind(Enum):
     SERIAL = "serial"
@@ -114,6 +118,11 @@ class Block(Stmt):
     init: Stmt | None = None
     alloc_buffers: tuple[Buffer, ...] = ()
     annotations: dict = field(default_factory=dict)
+
+    @property
+    def name_hint(self) -> str:
+        """TVM's spelling of ``name`` (block names are hints there: they take no part in equality)."""
+        return self.name
 
 
 @node

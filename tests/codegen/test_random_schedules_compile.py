@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen import build
+from codegen.errors import BuildError
 from schedule import Schedule, ScheduleError
 from tir import SeqStmt, T
 
@@ -153,7 +154,12 @@ def test_random_schedule_computes_on_c_and_simulator(name, data):
     expected = reference(*inputs)
     for target, device in (("c", None), ("metal", "sim")):
         out = np.full(func.buffer_params[2].static_shape(), 1e3, dtype="float32")
-        build(sch.mod, target, device=device)["main"](*inputs, out)
+        try:
+            module = build(sch.mod, target, device=device)
+        except BuildError as err:  # a random tiling may stage more than Metal's 32 KB: refused, not run
+            assert target == "metal" and "threadgroup memory, over the metal limit" in str(err), err
+            continue
+        module["main"](*inputs, out)
         np.testing.assert_allclose(
             out, expected, rtol=1e-4, atol=1e-4, err_msg=f"{target}\n{sch.mod.script()}"
         )

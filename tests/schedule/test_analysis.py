@@ -32,19 +32,41 @@ def test_every_primitive_with_node_arguments_has_handle_checks():
     assert "sample_categorical" not in names and "get_block" not in names
 
 
-@pytest.mark.parametrize("kind, argument", _handle_cases())
-def test_a_wrong_handle_kind_names_the_argument(kind, argument):
-    sch = Schedule(producer_consumer)
+def _arguments_with(sch: Schedule, kind: str, argument: str, value) -> dict:
+    """Arguments for primitive ``kind``: right handles everywhere but ``argument``, which gets ``value``."""
     block = sch.get_block("C")
     loop = sch.get_loops(block)[0]
     prim = PRIMITIVES[kind]
     code = prim.fn.__code__
     args = {p: 0 for p in code.co_varnames[1 : code.co_argcount] if p not in ("rng", "decision")}
-    for param in prim.handles:  # the other handle arguments are right
+    for param in prim.handles:
         args[param.name] = block if Block in param.types else loop
-    args[argument] = "oops"
+    args[argument] = value
+    return args
+
+
+@pytest.mark.parametrize("kind, argument", _handle_cases())
+def test_a_wrong_handle_kind_names_the_argument(kind, argument):
+    sch = Schedule(producer_consumer)
+    args = _arguments_with(sch, kind, argument, 2.5)
     err = assert_fails_unchanged(sch, ArgumentError, f"for argument {argument!r}", sch._run, kind, **args)
-    assert f"{kind} needs a" in str(err) and "got str 'oops'" in str(err)
+    assert f"{kind} needs a" in str(err) and "got float 2.5" in str(err)
+
+
+@pytest.mark.parametrize(
+    "kind, argument",
+    [
+        (k, a)
+        for k, a in _handle_cases()
+        if any(Block in p.types for p in PRIMITIVES[k].handles if p.name == a)
+    ],
+)
+def test_a_name_where_a_block_is_taken_is_looked_up_as_tvm_does(kind, argument):
+    sch = Schedule(producer_consumer)
+    args = _arguments_with(sch, kind, argument, "no_such_block")
+    assert_fails_unchanged(
+        sch, NotFoundError, "Cannot find a block with the name: 'no_such_block'", sch._run, kind, **args
+    )
 
 
 def test_a_block_where_a_loop_is_needed_is_named_and_marked():

@@ -110,3 +110,13 @@ def test_script_refuses_separators_out_of_the_buffers_rank():
     text = scale_then_shift.script().replace('"float32"), C:', '"float32", axis_separators=[3]), C:')
     with pytest.raises(tir.ParseError, match=r"has 3 dimensions; axis_separators \[3\] must be increasing"):
         tir.parse(text)
+
+
+def test_tvm_form_takes_the_buffer_as_a_pair_or_a_name():
+    by_pair, by_name, by_index = (Schedule(scale_then_shift) for _ in range(3))
+    by_pair.set_axis_separator(by_pair.get_block("B"), ("write", 0), [1])
+    by_name.set_axis_separator("B", "B", [1])
+    by_index.set_axis_separator("B", 0, "write", [1])
+    tir.assert_structural_equal(by_pair.mod, by_index.mod)
+    tir.assert_structural_equal(by_name.mod, by_index.mod)
+    verify_trace_roundtrip(by_name, scale_then_shift)

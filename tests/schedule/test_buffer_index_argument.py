@@ -51,4 +51,12 @@ def test_an_index_out_of_range_is_one_error_listing_the_buffers(primitive):
 @pytest.mark.parametrize("primitive", PRIMITIVES)
 def test_an_index_that_is_not_an_int_is_an_argument_error(primitive):
     sch = Schedule(elementwise)
-    assert_fails_unchanged(sch, ArgumentError, "must be an int", _calls(sch, "0")[primitive])
+    assert_fails_unchanged(sch, ArgumentError, "must be an int", _calls(sch, 0.5)[primitive])
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_a_name_no_buffer_of_the_block_has_is_a_buffer_index_error(primitive):
+    # TVM takes a buffer's name for its index; an unknown name lists the buffers.
+    sch = Schedule(elementwise)
+    err = assert_fails_unchanged(sch, BufferIndexError, "no buffer of that name", _calls(sch, "Z")[primitive])
+    assert "[0] " in str(err), str(err)

@@ -394,11 +394,23 @@ def test_set_scope_index_out_of_range():
     )
 
 
-def test_cache_read_index_must_be_an_int():
+def test_cache_read_index_must_be_an_int_or_a_buffer_name():
     sch = Schedule(elementwise)
     assert_fails_unchanged(
-        sch, ArgumentError, "must be an int", sch.cache_read, sch.get_block("B"), "0", "shared"
+        sch, ArgumentError, "must be an int", sch.cache_read, sch.get_block("B"), 0.5, "shared"
     )
+    assert_fails_unchanged(
+        sch, BufferIndexError, "no buffer of that name", sch.cache_read, sch.get_block("B"), "Z", "shared"
+    )
+
+
+def test_buffers_and_blocks_given_by_name_schedule_as_their_handles_do():
+    by_handle = Schedule(elementwise)
+    by_handle.cache_read(by_handle.get_block("B"), 0, "shared")
+    by_name = Schedule(elementwise)
+    by_name.cache_read("B", "A", "shared")
+    tir.assert_structural_equal(by_name.mod, by_handle.mod)
+    verify_trace_roundtrip(by_name, elementwise)
 
 
 def test_cache_read_of_a_buffer_with_two_writers():

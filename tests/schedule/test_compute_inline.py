@@ -14,6 +14,7 @@ from schedule.compute_inline import (
     NotSingleReadError,
     NotSingleWriteError,
     OnlyLeafError,
+    OpaqueAccessError,
     OtherConsumersError,
     OutputBlockError,
     ReductionInlineError,
@@ -633,4 +634,97 @@ def test_reverse_inline_branchy_consumer_fails():
     sch = Schedule(branchy_consumer)
     assert_fails_unchanged(
         sch, InlineBodyError, "single store", sch.reverse_compute_inline, sch.get_block("C")
+    )
+
+
+# ---------------------------------------------------------------- reverse inlining through a reshape
+
+
+@T.prim_func
+def scale_then_split_rows(A: T.Buffer((24, 6), "float32"), D: T.Buffer((4, 6, 6), "float32")):
+    B = T.alloc_buffer((24, 6))
+    for r, c in T.grid(24, 6):
+        with T.block("scale"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            B[vr, vc] = A[vr, vc] * T.float32(3)
+    for g, r, c in T.grid(4, 6, 6):
+        with T.block("reshape"):
+            vg, vr, vc = T.axis.remap("SSS", [g, r, c])
+            D[vg, vr, vc] = B[vg * 6 + vr, vc] - T.float32(1)
+
+
+@T.prim_func
+def scale_then_flatten(A: T.Buffer((8, 12), "float32"), D: T.Buffer((4, 2, 12), "float32")):
+    B = T.alloc_buffer((8, 12))
+    for r, c in T.grid(8, 12):
+        with T.block("scale"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            B[vr, vc] = A[vr, vc] + T.float32(0.5)
+    for a, b, c in T.grid(4, 2, 12):
+        with T.block("unflatten"):
+            va, vb, vc = T.axis.remap("SSS", [a, b, c])
+            D[va, vb, vc] = B[((va * 2 + vb) * 12 + vc) // 12, ((va * 2 + vb) * 12 + vc) % 12]
+
+
+@T.prim_func
+def scale_then_diagonal(A: T.Buffer((8, 8), "float32"), D: T.Buffer((2, 4), "float32")):
+    B = T.alloc_buffer((8, 8))
+    for r, c in T.grid(8, 8):
+        with T.block("scale"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            B[vr, vc] = A[vr, vc] * T.float32(2)
+    for a, b in T.grid(2, 4):
+        with T.block("diagonal"):
+            va, vb = T.axis.remap("SS", [a, b])
+            D[va, vb] = B[va * 4 + vb, va * 4 + vb]
+
+
+def test_reverse_inline_through_an_affine_reshape_inverts_the_read():
+    # As in TVM: the consumer reads B at an affine bijection of its iterators; the producer's
+    # iteration (r, c) writes D at the inverse, g = r // 6, r' = r % 6.
+    sch = Schedule(scale_then_split_rows)
+    sch.reverse_compute_inline(sch.get_block("reshape"))
+    text = sch.mod["main"].script()
+    assert "D[vr // 6, vr % 6, vc]" in text and "reshape" not in text
+    verify_trace_roundtrip(sch, scale_then_split_rows)
+    assert_same_numbers(scale_then_split_rows, sch.mod)
+
+
+def test_reverse_inline_through_a_fused_index_reads_its_digits():
+    sch = Schedule(scale_then_flatten)
+    sch.reverse_compute_inline(sch.get_block("unflatten"))
+    assert "unflatten" not in sch.mod["main"].script()
+    assert_same_numbers(scale_then_flatten, sch.mod)
+
+
+def test_reverse_inline_refuses_a_read_that_is_not_a_bijection():
+    sch = Schedule(scale_then_diagonal)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "distinct block iterator", sch.reverse_compute_inline, sch.get_block("diagonal")
+    )
+
+
+@T.prim_func
+def scaled_then_logged_by_pointer(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("scale"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("shift"):
+            vi = T.axis.spatial(16, i)
+            T.reads(B[0:16])
+            T.writes(C[vi])
+            C[vi] = B[vi] + T.Cast("float32", T.call_extern("int32", "count", B.access_ptr("r", extent=16)))
+
+
+def test_inlining_refuses_a_buffer_reached_through_a_pointer():
+    # Inlining removes B's allocation; the pointer passed to log_row would dangle (TVM refuses too).
+    sch = Schedule(scaled_then_logged_by_pointer)
+    assert_fails_unchanged(
+        sch, OpaqueAccessError, "opaque access", sch.compute_inline, sch.get_block("scale")
+    )
+    assert_fails_unchanged(
+        sch, OpaqueAccessError, "B.access_ptr", sch.reverse_compute_inline, sch.get_block("shift")
     )

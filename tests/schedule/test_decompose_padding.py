@@ -116,3 +116,19 @@ def test_decompose_padding_refuses_a_loop_of_another_block():
     assert_fails_unchanged(
         sch, LoopNotAboveBlockError, "not one of the loops", sch.decompose_padding, pad, other
     )
+
+
+@T.prim_func
+def copy_with_a_condition_that_always_holds(A: T.Buffer((12,), "float32"), B: T.Buffer((12,), "float32")):
+    for i in range(12):
+        with T.block("B"):
+            vi = T.axis.spatial(12, i)
+            B[vi] = T.if_then_else(vi >= 0 and vi < 12, A[vi], T.float32(0))
+
+
+def test_can_decompose_padding_answers_without_recording_and_refuses_a_trivial_condition():
+    sch = Schedule(copy_with_a_condition_that_always_holds)
+    (loop,) = sch.get_loops(sch.get_block("B"))
+    recorded = len(sch.trace)
+    assert not sch.can_decompose_padding("B", loop)
+    assert len(sch.trace) == recorded

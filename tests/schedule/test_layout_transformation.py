@@ -311,3 +311,14 @@ def test_transform_block_layout_refuses_split_loops():
     transform = sch.transform_block_layout
     swap = "lambda i, j, k: (j, i, k)"
     assert_fails_unchanged(sch, TransformBlockLayoutError, "trivial bindings", transform, block, swap)
+
+
+def test_transform_layout_reads_tvm_axis_separator_markers():
+    # lambda i, j: [i, IndexMap.AXIS_SEPARATOR, j] keeps the layout and sets separators [1], as two
+    # instructions (TVM records them so).
+    sch = Schedule(scale_then_shift)
+    sch.transform_layout("B", "B", lambda i, j: [i, IndexMap.AXIS_SEPARATOR, j])
+    (buffer,) = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B"]
+    assert buffer.axis_separators == (1,)
+    assert [inst.kind for inst in sch.trace.insts][-2:] == ["transform_layout", "set_axis_separator"]
+    verify_trace_roundtrip(sch, scale_then_shift)

@@ -257,6 +257,15 @@ def opaque_iter(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32
             B[vi, vj] = A[vi, vj]
 
 
+@T.prim_func
+def prefix_sum_scan(A: T.Buffer((4, 12), "float32"), B: T.Buffer((4, 12), "float32")):
+    for r, c in T.grid(4, 12):
+        with T.block("B"):
+            vr = T.axis.spatial(4, r)
+            vc = T.axis.scan(12, c)
+            B[vr, vc] = A[vr, vc] + T.if_then_else(vc > 0, B[vr, vc - 1], T.float32(0))
+
+
 def _loops(sch: Schedule, block: str):
     return sch.get_loops(sch.get_block(block))
 
@@ -571,6 +580,12 @@ def test_reorder_refuses_an_opaque_iterator():
     sch = Schedule(opaque_iter)
     i, j = _loops(sch, "B")
     assert_fails_unchanged(sch, OpaqueIterTypeError, "opaque", sch.reorder, j, i)
+
+
+def test_reorder_refuses_a_scan_iterator_whose_steps_read_earlier_ones():
+    sch = Schedule(prefix_sum_scan)
+    r, c = _loops(sch, "B")
+    assert_fails_unchanged(sch, OpaqueIterTypeError, "is a scan", sch.reorder, c, r)
 
 
 def test_split_with_disable_predication_adds_no_predicate_and_records_the_option():

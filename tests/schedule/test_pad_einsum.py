@@ -156,3 +156,41 @@ def test_pad_einsum_of_an_elementwise_block_without_init():
     assert sch.block_names() == ["A_pad", "B", "B_pad"]
     verify_trace_roundtrip(sch, scale_rows)
     assert_same_numbers(scale_rows, sch.mod["main"])
+
+
+@T.prim_func
+def matmul_of_n_rows(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (16, 16), "float32")
+    B = T.match_buffer(b, (n, 16), "float32")
+    C = T.match_buffer(c, (16, n), "float32")
+    for i0, i1, i2 in T.grid(16, n, 16):
+        with T.block("C"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[j, k]
+
+
+def test_pad_einsum_rounds_a_dynamic_extent_up_as_tvm_does():
+    # The loop over n runs to (n + 7) // 8 * 8 through zero-padded copies; numbers for n = 5 and 13,
+    # in the executor and in a bounds-checked C build.
+    import numpy as np
+
+    from codegen import build
+
+    sch = Schedule(matmul_of_n_rows)
+    sch.pad_einsum(sch.get_block("C"), [8, 8, 8])
+    text = sch.mod["main"].script()
+    assert "B_pad = T.alloc_buffer(((n + 7) // 8 * 8, 16))" in text
+    assert "T.if_then_else(v0 < n, B[v0, v1], T.float32(0.0))" in text
+    verify_trace_roundtrip(sch, matmul_of_n_rows)
+    module = build(sch.mod, "c", check_bounds=True)
+    for n in (5, 13):
+        rng = np.random.default_rng(n)
+        a, b = rng.random((16, 16), "float32"), rng.random((n, 16), "float32")
+        c, c_built = np.zeros((16, n), "float32"), np.zeros((16, n), "float32")
+        tir.interpret(sch.mod, a, b, c)
+        module["main"](a, b, c_built)
+        np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+        np.testing.assert_allclose(c_built, a @ b.T, rtol=1e-5)

@@ -110,3 +110,17 @@ def test_write_at_refuses_a_block_reading_old_values():
     block = sch.get_block("B")
     loop = sch.get_loops(block)[0]
     assert_fails_unchanged(sch, StageAtError, "old values", sch.write_at, loop, block, 0, "local")
+
+
+def test_copies_staged_under_one_loop_keep_their_order_and_follow_the_buffer_dimensions():
+    # As TVM: the second copy goes right before the statement holding the block, after the first;
+    # B's copy moves along (ko, bj) for B[k, j], so its iterators come in that order.
+    sch = Schedule(matmul)
+    block, ko, _ = _gpu_tiled(sch)
+    first = sch.read_at(ko, block, 0, "shared")
+    second = sch.read_at(ko, block, 1, "shared")
+    text = sch.mod["main"].script()
+    assert text.index(f'T.block("{sch.get(first).name}")') < text.index(f'T.block("{sch.get(second).name}")')
+    assert 'v0_1, v1_1 = T.axis.remap("SS", [k_0, j_0])' in text
+    verify_trace_roundtrip(sch, matmul)
+    assert_same_numbers(matmul, sch.mod["main"])

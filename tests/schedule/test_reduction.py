@@ -677,3 +677,25 @@ def test_rfactor_keeps_the_guard_of_a_non_divisible_spatial_split():
     tir.verify_well_formed(sch.func)
     verify_trace_roundtrip(sch, rowsum)
     assert_same_numbers(rowsum, sch.mod)
+
+
+@T.prim_func
+def row_sum_through_a_let(A: T.Buffer((6, 32), "float32"), B: T.Buffer((6,), "float32")):
+    for i, k0, k1 in T.grid(6, 8, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i)
+            vk = T.axis.reduce(32, k0 * 4 + k1)
+            with T.init():
+                B[vi] = T.float32(0)
+            total: T.float32 = B[vi] + A[vi, vk]
+            B[vi] = total
+
+
+def test_rfactor_reads_an_update_written_through_a_let():
+    # TVM's printer writes updates as `v: T.float32 = B[vi] + ...; B[vi] = v`; rfactor sees the sum.
+    sch = Schedule(row_sum_through_a_let)
+    _, _, k1 = sch.get_loops(sch.get_block("B"))
+    sch.rfactor(k1, 0)
+    assert "B_rf[vk1, vi] = B_rf[vk1, vi] + A[vi, vk0 * 4 + vk1]" in sch.mod["main"].script()
+    verify_trace_roundtrip(sch, row_sum_through_a_let)
+    assert_same_numbers(row_sum_through_a_let, sch.mod)

@@ -235,3 +235,43 @@ def test_reindex_refuses_a_read_its_predicate_keeps_in_bounds():
     sch = Schedule(guarded_shift)
     block = sch.get_block("B")
     assert_fails_unchanged(sch, ReindexAccessError, "may leave [0, 16)", sch.reindex, block, "A")
+
+
+@T.prim_func
+def dot_into_one_element(
+    A: T.Buffer((1, 24), "float32"), B: T.Buffer((24, 1), "float32"), C: T.Buffer((1, 1), "float32")
+):
+    for i0, i1, i2 in T.grid(1, 1, 24):
+        with T.block("dot"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+def test_reindex_of_unit_iterators_keeps_them_as_tvm_does():
+    # TVM stages C[i, j] through C_reindex[i, j] (1 x 1) even though i and j take one value.
+    sch = Schedule(dot_into_one_element)
+    sch.reindex(sch.get_block("dot"), ("write", 0))
+    text = sch.mod["main"].script()
+    assert "C_reindex[i, j] = C_reindex[i, j] + A[i, k] * B[k, j]" in text
+    assert "C_reindex = T.alloc_buffer((1, 1))" in text
+    verify_trace_roundtrip(sch, dot_into_one_element)
+    assert_same_numbers(dot_into_one_element, sch.mod)
+
+
+@T.prim_func
+def rows_of_int64_count(A: T.Buffer((T.int64(3), 16), "float32"), B: T.Buffer((T.int64(3), 16), "float32")):
+    for r, c in T.grid(T.int64(3), 16):
+        with T.block("B"):
+            vr = T.axis.spatial(T.int64(3), r)
+            vc = T.axis.spatial(16, c)
+            B[vr, vc] = A[vr, vc] + T.float32(1)
+
+
+def test_reindex_buffer_axes_keep_the_dtype_of_their_index():
+    sch = Schedule(rows_of_int64_count)
+    sch.reindex(sch.get_block("B"), ("write", 0))
+    (new,) = sch.mod["main"].body.block.alloc_buffers
+    assert [s.dtype for s in new.shape] == ["int64", "int32"]
+    assert_same_numbers(rows_of_int64_count, sch.mod)

@@ -364,3 +364,13 @@ def test_compute_location_bad_decision_type_fails():
         sch.get_block("B"),
         decision="i",
     )
+
+
+def test_decisions_are_found_by_index_and_by_instruction_as_in_tvm():
+    sch = Schedule(vector_add, seed=5)
+    (loop,) = sch.get_loops(sch.get_block("B"))
+    sch.sample_perfect_tile(loop, 2, decision=[32, 3])
+    last = sch.trace.insts[-1]
+    assert sch.trace.decisions[last] == sch.trace.decisions[len(sch.trace) - 1] == [32, 3]
+    assert last in sch.trace.decisions and sch.trace.insts[0] not in sch.trace.decisions
+    assert dict(sch.trace.decisions) == {len(sch.trace) - 1: [32, 3]}

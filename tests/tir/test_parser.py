@@ -847,7 +847,11 @@ def test_every_parser_name_exists_on_the_namespace():
         for part in parents:
             owner = getattr(owner, part)
         assert last in dir(owner), name
-        if name != "Buffer":
+        if name == "Buffer":
+            continue
+        if name in namespace.T_DTYPES:  # a number makes a constant, as in TVM
+            assert getattr(owner, last)(1).dtype == name
+        else:
             with pytest.raises(RuntimeError, match="only has meaning inside a @T.prim_func"):
                 getattr(owner, last)(1)
     script_names = set(namespace.T_FUNCTIONS) | set(namespace.T_DTYPES) | set(namespace.T_INTRINSICS)
@@ -894,3 +898,25 @@ def test_module_with_two_functions_keeps_their_order():
     )
     assert list(module.functions) == ["second", "first"] and module.name == "Two"
     assert module["first"].body.value.value == 1.0 and module["second"].body.value.value == 2.0
+
+
+def test_two_shape_variables_declared_in_one_assignment():
+    # TVM's printer writes `N, M = T.int32(), T.int32()`.
+    func = tir.parse(
+        """
+@T.prim_func
+def scale(a: T.handle, b: T.handle):
+    N, M = T.int32(), T.int32()
+    A = T.match_buffer(a, (N, M))
+    B = T.match_buffer(b, (N, M))
+    for i, j in T.grid(N, M):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+    )
+    a = np.random.default_rng(2).random((3, 5)).astype("float32")
+    b = np.zeros_like(a)
+    tir.interpret(func, a, b)
+    np.testing.assert_allclose(b, 2 * a, rtol=1e-6)
+    assert [str(s) for s in func.params[0].shape] == ["N", "M"]

@@ -118,6 +118,7 @@ def extern_calls(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     T.evaluate(T.call_extern("int32", "log_buffers", A.access_ptr("r", offset=4), B.data))
     T.evaluate(T.call_packed("tvm_callback", B.access_ptr("rw")))
     T.evaluate(T.tvm_fill_fragment(B.data, 16, 16, 16, 0, T.float32(0)))
+    T.evaluate(T.call_extern("int32", "log_span", A.access_ptr("r", offset=2, extent=8)))
 
 
 def test_external_calls_are_carried_and_printed_as_tvm_writes_them():
@@ -126,11 +127,19 @@ def test_external_calls_are_carried_and_printed_as_tvm_writes_them():
     assert 'T.call_extern("int32", "log_buffers", A.access_ptr("r", offset=4), B.data)' in text
     assert 'T.call_packed("tvm_callback", B.access_ptr("rw"))' in text
     assert "T.tvm_fill_fragment(B.data, 16, 16, 16, 0, T.float32(0.0))" in text
+    assert 'A.access_ptr("r", offset=2, extent=8)' in text  # TVM's extent= is carried
     pointers = []
     tir.functor.post_order_visit(
         extern_calls.body, lambda n: pointers.append(n) if isinstance(n, BufferPointer) else None
     )
-    assert [(p.buffer.name, p.access) for p in pointers] == [("A", "r"), ("B", ""), ("B", "rw"), ("B", "")]
+    assert [(p.buffer.name, p.access) for p in pointers] == [
+        ("A", "r"),
+        ("B", ""),
+        ("B", "rw"),
+        ("B", ""),
+        ("A", "r"),
+    ]
+    assert pointers[-1].extent.value == 8
 
 
 def test_the_executor_refuses_calls_out_of_the_ir_by_name():
@@ -202,7 +211,7 @@ def f(A: T.Buffer((4,), "float32"), n: T.int32):
 
 @T.prim_func
 def matched_with_layout(a: T.handle, b: T.handle):
-    A = T.match_buffer(a, (4, 8), "float32", align=64, offset_factor=1)
+    A = T.match_buffer(a, (4, 8), "float32", align=128, offset_factor=1)
     B = T.match_buffer(b, (4, 8), "float32", strides=(8, 1), elem_offset=0)
     for i, j in T.grid(4, 8):
         with T.block("B"):
@@ -212,11 +221,11 @@ def matched_with_layout(a: T.handle, b: T.handle):
 
 def test_match_buffer_keeps_strides_offset_factor_and_align():
     a_buffer, b_buffer = matched_with_layout.params
-    assert (a_buffer.align, a_buffer.offset_factor) == (64, 1)
+    assert (a_buffer.align, a_buffer.offset_factor) == (128, 1)
     assert a_buffer.elem_offset.name == "A_elem_offset"  # made for offset_factor, as in TVM
     assert [s.value for s in b_buffer.strides] == [8, 1] and b_buffer.elem_offset is None
     text = assert_round_trip(matched_with_layout)
-    assert 'A: T.Buffer((4, 8), "float32", align=64, offset_factor=1)' in text
+    assert 'A: T.Buffer((4, 8), "float32", align=128, offset_factor=1)' in text
     assert 'T.Cast("float32", A.elem_offset)' in text
     a, b = random_floats(4, 8), np.zeros((4, 8), "float32")
     tir.interpret(matched_with_layout, a, b)  # an array starts at its first element: offset 0
@@ -237,6 +246,58 @@ def f(A: T.Buffer((4, 8), "float32"{keywords})):
     assert not tir.structural_equal(buffer_with(", align=16"), buffer_with(", align=32"))
     assert not tir.structural_equal(buffer_with(", strides=(8, 1)"), buffer_with(""))
     assert tir.structural_equal(buffer_with(", elem_offset=0"), buffer_with(""))
+
+
+def test_tvm_default_layout_keywords_spell_the_plain_buffer():
+    # TVM prints `elem_offset=0, align=64, offset_factor=1` for a plain buffer: its defaults.
+    tvm_spelling = tir.parse(
+        """
+@T.prim_func
+def f(a: T.handle):
+    A = T.match_buffer(a, (4, 8), elem_offset=0, align=64, offset_factor=1)
+    A[0, 0] = T.float32(1)
+"""
+    )
+    plain = tir.parse(
+        """
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32")):
+    A[0, 0] = T.float32(1)
+"""
+    )
+    (buffer,) = tvm_spelling.params
+    assert (buffer.elem_offset, buffer.align, buffer.offset_factor) == (None, 0, 0)
+    tir.assert_structural_equal(tvm_spelling, plain)
+
+
+def test_dtype_constants_evaluate_in_parameter_annotations():
+    # Python evaluates annotations when it defines the function: T.int64(8) must be a value there.
+    @T.prim_func
+    def int64_shape(A: T.Buffer((T.int64(8),), "float32")):
+        for i in range(T.int64(8)):
+            with T.block("A"):
+                vi = T.axis.spatial(T.int64(8), i)
+                A[vi] = A[vi] * T.float32(2)
+
+    (buffer,) = int64_shape.params
+    assert buffer.shape[0].dtype == "int64" and buffer.shape[0].value == 8
+    assert T.int64(8).dtype == "int64" and T.float32(0.5).value == 0.5
+    a = random_floats(8)
+    expected = a * 2
+    tir.interpret(int64_shape, a)
+    np.testing.assert_allclose(a, expected)
+
+
+def test_tvm_node_spellings_name_hint_same_as_from_expr_with_attr():
+    module = tir.IRModule.from_expr(matched_with_layout.with_attr("global_symbol", "main"))
+    func = module["main"]
+    assert func.attrs["global_symbol"] == "main" and "global_symbol" not in matched_with_layout.attrs
+    blocks = []
+    tir.post_order_visit(func.body, lambda node: blocks.append(node) if isinstance(node, tir.Block) else None)
+    block = blocks[0]
+    assert block.name_hint == block.name
+    assert block.same_as(block) and not block.same_as(func.body)
+    assert block.iter_vars[0].var.same_as(block.iter_vars[0].var) and func.same_as(module["main"])
 
 
 def test_the_executor_refuses_a_strided_view():
@@ -322,3 +383,16 @@ def test_int64_shapes_and_loop_variables():
     a, b = random_floats(6, 4), np.zeros(6, "float32")
     tir.interpret(int64_everywhere, a, b)
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+
+
+def test_buffer_annotations_with_layout_keywords_evaluate_when_python_defines_the_function():
+    @T.prim_func
+    def separated(
+        A: T.Buffer(shape=(4, 8), dtype="float32", axis_separators=(1,)), B: T.Buffer((4, 8), "float32")
+    ):
+        for i, j in T.grid(4, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+
+    assert separated.params[0].axis_separators == (1,)

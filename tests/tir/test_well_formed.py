@@ -34,6 +34,7 @@ from tir import (
     LetStmt,
     PrimFunc,
     Range,
+    T,
     Var,
     const,
 )
@@ -249,3 +250,59 @@ def test_block_domain_bound_to_symbolic_extent():
         i, const(0), n, ForKind.SERIAL, block("A", [(vi, n, "S", i)], BufferStore(A, FloatImm(1.0), (vi,)))
     )
     assert tir.verify_well_formed(prim_func([A], body))
+
+
+@T.prim_func
+def row_blocks_reading_the_row_iterator(A: T.Buffer((6, 5), "float32"), B: T.Buffer((6, 5), "float32")):
+    for r in range(6):
+        with T.block("row"):
+            vr = T.axis.spatial(6, r)
+            for c in range(5):
+                with T.block("cell"):
+                    vc = T.axis.spatial(5, c)
+                    B[vr, vc] = A[vr, vc] * T.Cast("float32", vr + 1) + T.Cast("float32", vc)
+
+
+def test_inner_blocks_may_use_the_iterators_of_the_blocks_around_them():
+    # As in TVM (its own test programs nest blocks this way): an iterator is in scope in its
+    # block's whole body, nested blocks included. Numbers from the executor and a C build.
+    import numpy as np
+
+    from codegen import build
+
+    assert tir.verify_well_formed(row_blocks_reading_the_row_iterator)
+    a = np.random.default_rng(3).random((6, 5)).astype("float32") + 0.5
+    expected = a * (np.arange(6, dtype="float32")[:, None] + 1) + np.arange(5, dtype="float32")
+    b = np.zeros((6, 5), "float32")
+    tir.interpret(row_blocks_reading_the_row_iterator, a, b)
+    np.testing.assert_allclose(b, expected, rtol=1e-6)
+    c = np.zeros((6, 5), "float32")
+    build(row_blocks_reading_the_row_iterator, "c")["row_blocks_reading_the_row_iterator"](a, c)
+    np.testing.assert_allclose(c, expected, rtol=1e-6)
+
+
+def test_iterator_domains_are_read_outside_the_block_and_may_use_its_loops():
+    # A triangular nest: the inner iterator's domain is the outer loop variable.
+    A = Buffer("A", (8, 8))
+    i, j, vi, vj = Var("i"), Var("j"), Var("vi"), Var("vj")
+    body = block("A", [(vi, 8, "S", i), (vj, i, "S", j)], BufferStore(A, FloatImm(1.0), (vi, vj)))
+    assert tir.verify_well_formed(prim_func([A], nest([(i, 8), (j, i)], body)))
+
+
+@T.prim_func
+def lower_triangle_copy(A: T.Buffer((6, 6), "float32"), B: T.Buffer((6, 6), "float32")):
+    for i in range(6):
+        for j in range(i + 1):
+            with T.block("B"):
+                vi = T.axis.spatial(6, i)
+                vj = T.axis.spatial(i + 1, j)
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+def test_a_parsed_iterator_domain_may_use_the_loops_around_the_block():
+    import numpy as np
+
+    a = np.random.default_rng(4).random((6, 6)).astype("float32")
+    b = np.zeros((6, 6), "float32")
+    tir.interpret(lower_triangle_copy, a, b)
+    np.testing.assert_allclose(b, np.tril(a + 1), rtol=1e-6)

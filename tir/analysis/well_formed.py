@@ -7,10 +7,11 @@ problem found in one ``WellFormedError``, each line naming the block or loop:
   loop body, block iterators in their block, let variables in the let body;
   parameters and shape variables are visible everywhere), and is not defined
   again inside its own scope;
-- a block with iterators uses no variable defined outside it (only its own
-  iterators, variables it defines inside, parameters and shape variables), as
-  in TVM; its bindings and ``T.where`` are evaluated outside it and may use the
-  loops around it; blocks without iterators (opaque blocks) see their context;
+- a block with iterators uses no loop or let variable defined outside it (only
+  iterators, its own and those of the blocks around it, variables it defines
+  inside, parameters and shape variables), as in TVM; its bindings, ``T.where``
+  and iterator domains are evaluated outside it and may use the loops around it;
+  blocks without iterators (opaque blocks) see their context;
 - block names are unique; a realize binds one value per iterator;
 - each binding stays inside its iterator's domain over the ranges of the loops
   around it (by constant interval bounds; a binding whose variables appear in
@@ -147,7 +148,7 @@ class _Checker:
                 f"{self.where()}: variable {var.name} is used outside the scope that defines it "
                 "(it is not a parameter, a shape variable, or a loop, iterator or let variable in scope)"
             )
-        elif definition.depth < len(self.blocks):
+        elif definition.depth < len(self.blocks) and definition.kind != "iterator":
             self.report(
                 f"block '{self.blocks[-1].name}' uses {definition.kind} {var.name} of {definition.owner}, "
                 "defined outside the block; a block with iterators may only use its own iterators: "
@@ -259,13 +260,13 @@ class _Checker:
             problem = binding_problem(block.name, iter_var, value, s.predicate, self.bounds)
             if problem is not None:
                 self.report(problem, block)
+        for iter_var in block.iter_vars:  # domains, like bindings, are read outside the block
+            self.expr(iter_var.dom.min)
+            self.expr(iter_var.dom.extent)
         if block.iter_vars:
             self.blocks.append(block)
         self.context.append(f"block '{block.name}'")
         tokens = []
-        for iter_var in block.iter_vars:
-            self.expr(iter_var.dom.min)
-            self.expr(iter_var.dom.extent)
         for iter_var in block.iter_vars:
             bound = _range_bound(self.bound(iter_var.dom.min), self.bound(iter_var.dom.extent))
             tokens.append(self.define(iter_var.var, "iterator", f"block '{block.name}'", bound))

@@ -243,3 +243,31 @@ class _Detector:
 def _form_key(form: SumForm) -> object:
     """Equal for equal sums whatever the order of their terms."""
     return frozenset((t.key, t.lower, t.upper, t.scale) for t in form.terms), form.base
+
+
+def inverse_affine_iter_map(sums: Sequence[IterSumExpr], outputs: Sequence[PrimExpr]) -> dict[Var, PrimExpr]:
+    """Each input iterator of a bijective map (``detect_iter_map(..., check_bijective=True)``) as an
+    expression of the map's ``outputs``: the inverse that TVM's InverseAffineIterMap gives.
+
+    Each output is read as the mixed-radix number its sum spells, digit by digit; a fused iterator
+    (a mark whose source is itself a sum) is rebuilt from its digits and read again.
+
+    >>> # i (extent 4), j (extent 8): f = i * 8 + j  ->  i = f // 8, j = f % 8      # doctest: +SKIP
+    """
+    values: dict[IterMark, PrimExpr] = {}
+
+    def read_digits(total: IterSumExpr, value: PrimExpr) -> None:
+        rest = _op.sub(value, total.base)
+        for arg in total.args:
+            digit = _op.floordiv(rest, arg.scale) if arg.scale != 1 else rest
+            if arg is not total.args[0] and arg.extent is not None:
+                digit = _op.floormod(digit, arg.extent)
+            piece = _op.mul(digit, arg.lower_factor) if arg.lower_factor != 1 else digit
+            values[arg.source] = _op.add(values[arg.source], piece) if arg.source in values else piece
+
+    for total, output in zip(sums, outputs):
+        read_digits(total, output)
+    while any(isinstance(mark.source, IterSumExpr) for mark in values):
+        mark = next(m for m in values if isinstance(m.source, IterSumExpr))
+        read_digits(mark.source, values.pop(mark))
+    return {mark.source: value for mark, value in values.items()}

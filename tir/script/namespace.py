@@ -113,11 +113,26 @@ class ScriptName:
         return f"T.{self.script_path}"
 
 
-class BufferType:
-    """What ``T.Buffer(shape, dtype)`` evaluates to in an annotation at def time."""
+class _DtypeName(ScriptName):
+    """``T.int64`` and friends: outside a prim_func body (in a parameter annotation such as
+    ``T.Buffer((T.int64(128),))``, evaluated when Python defines the function) a number gives a
+    constant of that dtype, as in TVM; inside one the parser reads them."""
 
-    def __init__(self, shape: Any, dtype: str = "float32", scope: str = "global"):
-        self.shape, self.dtype, self.scope = shape, dtype, scope
+    def __call__(self, *args: Any, **kwargs: Any):
+        number = len(args) == 1 and isinstance(args[0], (int, float)) and not isinstance(args[0], bool)
+        if number and not kwargs:
+            from ..expr import const
+
+            return const(args[0], self.script_path)
+        return super().__call__(*args, **kwargs)
+
+
+class BufferType:
+    """What ``T.Buffer(shape, dtype)`` evaluates to in an annotation at def time (the parser reads
+    the annotation's text; layout keywords such as ``axis_separators=`` are kept here as given)."""
+
+    def __init__(self, shape: Any, dtype: str = "float32", scope: str = "global", **layout: Any):
+        self.shape, self.dtype, self.scope, self.layout = shape, dtype, scope, layout
 
     def __repr__(self) -> str:
         return f"T.Buffer({self.shape!r}, {self.dtype!r}, scope={self.scope!r})"
@@ -126,8 +141,10 @@ class BufferType:
 class _BufferName(ScriptName):
     """``T.Buffer``: callable (new spelling) and subscriptable (old spelling)."""
 
-    def __call__(self, shape: Any, dtype: str = "float32", scope: str = "global") -> BufferType:
-        return BufferType(shape, dtype, scope)
+    def __call__(
+        self, shape: Any, dtype: str = "float32", scope: str = "global", **layout: Any
+    ) -> BufferType:
+        return BufferType(shape, dtype, scope, **layout)
 
     def __getitem__(self, key: Any) -> BufferType:
         return BufferType(*key) if isinstance(key, tuple) else BufferType(key)
@@ -207,7 +224,7 @@ def _make_t() -> _Namespace:
         else:
             members[head] = ScriptName(path, doc)
     for name in T_DTYPES:
-        members[name] = ScriptName(name, f"the {name} dtype; T.{name}(x) makes a constant or a cast")
+        members[name] = _DtypeName(name, f"the {name} dtype; T.{name}(x) makes a constant or a cast")
     for name in T_INTRINSICS:
         members[name] = ScriptName(name, f"the {name} intrinsic")
     for name in T_OPAQUE_CALLS:

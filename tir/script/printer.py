@@ -386,10 +386,11 @@ class _Printer:
 
     def _pointer(self, e: BufferPointer) -> tuple[str, int]:
         name = self._buffer_name(e.buffer)
-        if not e.access and _is_const(e.offset, 0):
+        if not e.access and _is_const(e.offset, 0) and e.extent is None:
             return f"{name}.data", _ATOM
         offset = "" if _is_const(e.offset, 0) else f", offset={self.expr(e.offset)}"
-        return f"{name}.access_ptr({_string(e.access)}{offset})", _ATOM
+        extent = "" if e.extent is None else f", extent={self.expr(e.extent)}"
+        return f"{name}.access_ptr({_string(e.access)}{offset}{extent})", _ATOM
 
     def _let(self, e: Let) -> tuple[str, int]:
         value = self.expr(e.value)

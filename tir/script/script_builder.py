@@ -127,20 +127,26 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
         return PrimFunc(tuple(self.params), self._root(stmt), self.attrs, str(name))
 
     def _predeclare(self, body: list[Tree]) -> None:
-        """Bind ``n = T.int32()`` declarations first: parameter shapes may use them."""
+        """Bind ``n = T.int32()`` (and ``n, m = T.int32(), T.int32()``) declarations first:
+        parameter shapes may use them."""
         for node in body:
-            if node.data != "assign" or len(node.children) != 2 or node.children[0].data != "name":
+            if node.data != "assign" or len(node.children) != 2:
                 continue
-            value = node.children[1]
-            if value.data != "call" or value.children[0].data != "attribute":
-                continue
-            callee = self._value(value.children[0])
-            if isinstance(callee, _TRef) and callee.name[2:] in (*namespace.T_DTYPES, "var"):
-                decl = self._expr(value)
-                if isinstance(decl, _VarDecl):
-                    var = Var(str(node.children[0].children[0]), decl.dtype)
-                    self.predeclared[id(value)] = var
-                    self.scopes[0][var.name] = var
+            target, value = node.children
+            pairs = [(target, value)] if target.data == "name" else _pairwise_names(target, value) or []
+            for name_node, item in pairs:
+                self._predeclare_one(name_node, item)
+
+    def _predeclare_one(self, name_node: Tree, value: Tree) -> None:
+        if value.data != "call" or value.children[0].data != "attribute":
+            return
+        callee = self._value(value.children[0])
+        if isinstance(callee, _TRef) and callee.name[2:] in (*namespace.T_DTYPES, "var"):
+            decl = self._expr(value)
+            if isinstance(decl, _VarDecl):
+                var = Var(str(name_node.children[0]), decl.dtype)
+                self.predeclared[id(value)] = var
+                self.scopes[0][var.name] = var
 
     def _params(self, nodes: list[Tree]) -> None:
         scope = self.scopes[0]
@@ -235,6 +241,12 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
         (target,) = targets
         if target.data == "subscript":
             return self._store(target, self._value(value_node), value_node)
+        pairs = _pairwise_names(target, value_node)
+        declared = [self._expr(item) for _, item in pairs or []]
+        if pairs and all(isinstance(d, _VarDecl) for d in declared):
+            for (name_node, item), decl in zip(pairs, declared):  # `n, m = T.int32(), T.int32()`
+                self._bind(str(name_node.children[0]), decl, item)
+            return None
         value = self._expr(value_node)
         if target.data in _TUPLE_TREES:
             return self._unpack(target, value, value_node)
@@ -405,3 +417,14 @@ _STATEMENTS: dict[str, Callable] = {
     "for_stmt": _FunctionBuilder._s_for,
     "with_stmt": _FunctionBuilder._s_with,
 }
+
+
+def _pairwise_names(target: Tree, value: Tree) -> list[tuple[Tree, Tree]] | None:
+    """``a, b = x, y`` as the pairs (a, x), (b, y) when every target is a name; else None."""
+    if target.data not in _TUPLE_TREES or value.data not in _TUPLE_TREES:
+        return None
+    names = [n for n in target.children if n is not None]
+    items = [n for n in value.children if n is not None]
+    if len(names) != len(items) or any(n.data != "name" for n in names):
+        return None
+    return list(zip(names, items))

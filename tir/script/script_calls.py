@@ -144,10 +144,11 @@ class ScriptCalls(ExpressionCalls):
     _t_axis_S, _t_axis_R, _t_axis_O = _t_axis_spatial, _t_axis_reduce, _t_axis_opaque
 
     def _axis(self, call: _Call, kind: IterKind, dom: Tree, binding: Tree, dtype: Tree | None) -> _AxisDecl:
-        with self._binding_scope():
+        with self._binding_scope():  # the domain, like the binding, is read outside the block
             value = self._int_value(binding, "the value bound to a block iterator")
-        var_dtype = self._dtype(dtype) if dtype is not None else _index_dtype(value)
-        return _AxisDecl(call.name, kind, self._domain(dom, var_dtype), _as_index(value, var_dtype))
+            var_dtype = self._dtype(dtype) if dtype is not None else _index_dtype(value)
+            domain = self._domain(dom, var_dtype)
+        return _AxisDecl(call.name, kind, domain, _as_index(value, var_dtype))
 
     def _domain(self, node: Tree, dtype: str) -> Range:
         value = self._value(node)
@@ -314,17 +315,23 @@ class ScriptCalls(ExpressionCalls):
         content_lanes: Tree | None = None,
         offset: Tree | None = None,
         extent: Tree | None = None,
-    ) -> tuple[str, PrimExpr]:
-        """``A.access_ptr("r", offset=k)``: TVM's access mask ("r", "w", "rw" or 1, 2, 3) and offset."""
+    ) -> tuple[str, PrimExpr, PrimExpr | None]:
+        """``A.access_ptr("r", offset=k, extent=n)``: TVM's access mask ("r", "w", "rw" or 1, 2, 3),
+        offset and extent (None: to the end)."""
         mask = self._value(access_mask)
         access = {1: "r", 2: "w", 3: "rw"}.get(mask, mask) if isinstance(mask, int) else mask
         if access not in ("r", "w", "rw"):
             raise self.error(access_mask, f'the access mask is "r", "w" or "rw" (or 1, 2, 3), not {mask!r}')
-        for name, node in (("ptr_type", ptr_type), ("content_lanes", content_lanes), ("extent", extent)):
+        for name, node in (("ptr_type", ptr_type), ("content_lanes", content_lanes)):
             if node is not None:
                 raise self.error(node, f"{call.name}(..., {name}=) is not supported", hint="leave it out")
         start = self._int_value(offset, "the offset") if offset is not None else 0
-        return access, _as_index(start, _index_dtype(start))
+        size = None if extent is None else self._int_value(extent, "the extent")
+        return (
+            access,
+            _as_index(start, _index_dtype(start)),
+            None if size is None else _as_index(size, _index_dtype(size)),
+        )
 
     def _t_var(self, call: _Call, dtype: Tree) -> _VarDecl:
         return _VarDecl(call.name, self._dtype(dtype))

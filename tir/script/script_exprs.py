@@ -190,10 +190,10 @@ class ExpressionEvaluator:
         if callee is _RANGE:
             return self._invoke(ScriptCalls._range, "range", node, args, kwargs)
         if isinstance(callee, _BufferMethod):
-            access, offset = self._invoke(
+            access, offset, extent = self._invoke(
                 ScriptCalls._access_ptr, f"{callee.buffer.name}.access_ptr", node, args, kwargs
             )
-            return BufferPointer(callee.buffer, offset, access)
+            return BufferPointer(callee.buffer, offset, access, extent)
         raise self.error(
             callee_node,
             f"{_describe(callee)} cannot be called",
