@@ -9,6 +9,8 @@ softmax, layer norm's two row sums and the row sum are warp-shuffle all-reduces 
 memory (tir/transform/lower_thread_allreduce.py). This is the hand schedule the
 tuner's cross-thread rule will sample; the tuned numbers in docs/BENCHMARKS.md
 (softmax 0.11x, reduction_sum 0.27x PyTorch) reduce each row on one thread.
+``softmax_shared_row`` is softmax reading its row from global memory once, as
+float4s, into shared memory that its three passes read.
 Every kernel's result is checked against float64 numpy before it is timed. The
 last lines are ours / anchor (higher is better).
 """
@@ -29,12 +31,17 @@ from tests.codegen.cross_thread_schedules import (  # noqa: E402
     cross_thread_layer_norm,
     cross_thread_row_sum,
     cross_thread_softmax,
+    softmax_row_in_shared,
 )
 from tuner import workloads  # noqa: E402
 
 
 def softmax_schedule(rows: int, cols: int, threads: int):
     return cross_thread_softmax(threads, rows, cols).mod
+
+
+def softmax_shared_row_schedule(rows: int, cols: int, threads: int):
+    return softmax_row_in_shared(threads, rows, cols).mod
 
 
 def layer_norm_schedule(rows: int, cols: int, threads: int):
@@ -65,6 +72,14 @@ def _layer_norm_torch(x, gamma, beta):
 WORKLOADS = {
     "softmax": (
         softmax_schedule,
+        lambda a: [a],
+        _softmax64,
+        lambda a: a.softmax(1),
+        _softmax32,
+        np.zeros_like,
+    ),
+    "softmax_shared_row": (
+        softmax_shared_row_schedule,
         lambda a: [a],
         _softmax64,
         lambda a: a.softmax(1),
@@ -115,11 +130,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--cols", type=int, default=1024, help="the tuner's default shape is 1024 x 1024")
     parser.add_argument("--threads", default="128,256,512,1024")
+    parser.add_argument("--only", default="", help="the workloads whose name contains this text")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     a = rng.standard_normal((args.rows, args.cols), dtype=np.float32)
     summary = []
     for name, (schedule, make_inputs, reference, _, _, output) in WORKLOADS.items():
+        if args.only not in name:
+            continue
         inputs = make_inputs(a)
         anchor, anchor_s = anchor_seconds(args.target, name, inputs)
         print(f"  {name:<14} {anchor:<22} {anchor_s * 1e6:9.1f} us", flush=True)

@@ -5,7 +5,9 @@
         python3 benchmarks/profile_kernels.py fp32-64 1024
 
 Kernels (first argument): ``fp32-64`` / ``fp32-128`` (tests/codegen/pipeline_schedules.py's
-pipelined fp32 matmul, 64x64x16 with 2 cp.async stages / 128x128x8 with 3), ``mma``
+pipelined fp32 matmul, 64x64x16 with 2 cp.async stages / 128x128x8 with 3), ``frag-64`` /
+``frag-128`` (register fragments, ``fragments=True``: 64x64x8 with 8x8 per thread and 3
+stages / 128x128x8 with 3), ``mma``
 (tuner/space/tensor_core.py's mma.sync fp16 schedule, 4x4x2 fragments, 2x2 warps), ``mma-staged``
 (the same with the pipelined staging: 128x128x32 blocks of 4x8x2 fragments, 2x2 warps, 16-byte
 cp.async fetches into padded tiles, 3 stages in dynamic shared memory), ``mma-double`` (that with
@@ -46,7 +48,13 @@ def kernel(name: str, n: int):
         sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags, (2, 2), **staging)
         mod, dtype = sch.mod, "float16"
     else:
-        tiles = {"fp32-64": dict(stages=2), "fp32-128": dict(stages=3, rows=128, cols=128, depth=8, reg=8)}
+        big = dict(rows=128, cols=128, depth=8, reg=8)
+        tiles = {
+            "fp32-64": dict(stages=2),
+            "fp32-128": dict(stages=3, **big),
+            "frag-64": dict(stages=3, depth=8, reg=8, fragments=True),
+            "frag-128": dict(stages=3, fragments=True, **big),
+        }
         mod, dtype = pipelined_matmul(n, **tiles[name]), "float32"
     a = (rng.random((n, n)) - 0.5).astype(dtype)
     b = (rng.random((n, n)) - 0.5).astype(dtype)

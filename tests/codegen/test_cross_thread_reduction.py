@@ -12,6 +12,7 @@ compile with nvcc where it exists; tests/codegen/test_gpu.py runs them on a GPU.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -23,7 +24,11 @@ from codegen import BuildError, build, registry
 from codegen.build import generate_source
 from codegen.cuda import nvcc
 from schedule import Schedule
-from tests.codegen.cross_thread_schedules import cross_thread_layer_norm, cross_thread_softmax
+from tests.codegen.cross_thread_schedules import (
+    cross_thread_layer_norm,
+    cross_thread_softmax,
+    softmax_row_in_shared,
+)
 from tests.schedule.util import random_args
 from tir import te
 from tir.functor import post_order_visit
@@ -205,6 +210,21 @@ def test_random_thread_bound_reductions(runner, reducer, cols, threads, rows_per
 def test_softmax_with_cross_thread_max_and_sum(runner, threads):
     sch = cross_thread_softmax(threads)
     check(sch, softmax(6, 200), runner)
+
+
+@pytest.mark.parametrize("threads, lanes", [(32, 4), (50, 4), (128, 1)])
+def test_softmax_reading_its_row_once_into_shared_memory(runner, threads, lanes):
+    check(softmax_row_in_shared(threads, lanes=lanes), softmax(6, 200), runner)
+
+
+def test_the_shared_row_is_one_float4_load_per_thread_and_the_passes_read_it():
+    source, _ = generate_source(softmax_row_in_shared(256, 64, 1024).mod, "cuda")
+    assert (
+        "*(float4*)(A_shared + threadIdx_x * 4) = *(const float4*)(A + blockIdx_x * 1024 + threadIdx_x * 4);"
+        in source
+    )
+    # A itself is read once; the declaration of A_shared and the three passes name the copy.
+    assert not re.search(r"\bA\[", source) and source.count("(A + ") == 1 and source.count("A_shared[") == 4
 
 
 @pytest.mark.parametrize("threads", [64, 96])

@@ -91,6 +91,15 @@ def test_golden_pipelined_matmul(target, request):
 
 
 @pytest.mark.parametrize("target", ["cuda", "metal"])
+def test_golden_register_fragment_matmul(target, request):
+    """128x128x8, 8x8 per thread, 3 stages: float4 fragments per k step from A transposed and both
+    tiles spread in float4 groups, A's transposing copy 4 bytes at a time, float4 C stores."""
+    mod = pipelined_matmul(1024, 3, rows=128, cols=128, depth=8, reg=8, fragments=True)
+    source, _ = generate_source(mod, target)
+    assert_matches_golden(source, f"matmul_register_fragments.{SUFFIX[target]}", request)
+
+
+@pytest.mark.parametrize("target", ["cuda", "metal"])
 def test_golden_padded_shared_matmul(target, request):
     """The seed's shared-memory matmul with both tiles storage_aligned (32, 4): rows of 8 and 64 floats
     padded to 36 and 68, float4 fetches on both sides."""

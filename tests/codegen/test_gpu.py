@@ -12,6 +12,7 @@ import pytest
 
 from codegen import RuntimeUnavailableError, build
 from tests.codegen.seed_kernels import REFERENCES, SEED_KERNELS, random_arguments
+from tests.codegen.test_register_fragments import FRAGMENT_CASES, check_fragment_matmul, fragment_case_id
 from tests.codegen.test_scalar_arguments import check_scalar_kinds
 from tests.codegen.test_software_pipeline import CASES, check_pipelined_matmul
 from tests.codegen.test_targets_compute import RUNNABLE, UNSUPPORTED, check_fixture
@@ -55,3 +56,10 @@ def test_pipelined_matmul_on_cuda(case, n):
 
 def test_scalar_arguments_of_every_kind_on_cuda():
     check_scalar_kinds("cuda", None)
+
+
+@pytest.mark.parametrize("case", FRAGMENT_CASES, ids=fragment_case_id)
+@pytest.mark.parametrize("n", [256, 1024])
+def test_register_fragment_matmul_on_cuda(case, n):
+    """Float4 register fragments from transposed, spread shared tiles with cp.async pipelines."""
+    check_fragment_matmul("cuda", None, case, n)

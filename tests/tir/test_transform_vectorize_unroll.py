@@ -522,8 +522,33 @@ def unrolled_allocation(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32
             B[u * 4 + k] = tmp[k] + T.float32(1.0)
 
 
+@T.prim_func
+def serial_allocation(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for u in range(2):
+        tmp = T.decl_buffer((4,), "float32", scope="local")
+        for k in range(4):
+            tmp[k] = A[u * 4 + k] * T.float32(2.0)
+        for k in range(4):
+            B[u * 4 + k] = tmp[k] + T.float32(1.0)
+
+
 def test_unroll_never_copies_an_allocation():
-    assert unroll_loop(unrolled_allocation) is unrolled_allocation
+    """Copies would declare ``tmp`` twice in one scope: the loop stays, asking the compiler to unroll."""
+    (outer,) = _loops_named(unroll_loop(unrolled_allocation), "u")
+    assert outer.extent.value == 2 and outer.annotations == {"pragma_unroll": True}
+
+
+def test_a_small_serial_nest_that_allocates_gets_pragma_unroll_on_gpus():
+    """A matmul's k-step loop declares its register fragments: nvcc still unrolls it (GPU pipelines)."""
+    (outer,) = _loops_named(unroll_loop(serial_allocation, pragma_max_steps=1024), "u")
+    assert outer.annotations == {"pragma_unroll": True}
+    (outer,) = _loops_named(unroll_loop(serial_allocation, pragma_max_steps=8), "u")
+    assert outer.annotations == {}
+    assert unroll_loop(serial_allocation) is serial_allocation
+
+
+def _loops_named(func: tir.PrimFunc, name: str) -> list[For]:
+    return [loop for loop in loops(func) if loop.loop_var.name == name]
 
 
 def test_unroll_without_unrolled_loops_returns_the_same_function():

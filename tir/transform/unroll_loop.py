@@ -16,7 +16,9 @@ Runs on flat lowered IR after vectorize_loop (whose vector-width chunks are
 
 A statement is anything but a sequence (a store, an evaluate, a loop header, an
 ``if``, a let). Loops whose bodies allocate, or hold thread-bound loops or blocks,
-are never copied.
+are never copied; a serial nest that allocates (a matmul's k loop holding the
+per-step register fragments) still gets ``#pragma unroll``, which copies nothing
+in our source: each unrolled iteration keeps its own block scope.
 """
 
 from __future__ import annotations
@@ -72,21 +74,25 @@ def count_statements(stmt: Stmt) -> int:
     return count
 
 
-def executed_statements(stmt: Stmt) -> int | None:
-    """How many statements running ``stmt`` executes, or None when it must not be copied."""
+def executed_statements(stmt: Stmt, through_allocations: bool = False) -> int | None:
+    """How many statements running ``stmt`` executes, or None when it must not be copied
+    (``through_allocations``: an ``Allocate`` counts as its body, for ``#pragma unroll``)."""
     if isinstance(stmt, For):
         if not isinstance(stmt.extent, IntImm) or stmt.kind is ForKind.THREAD_BINDING:
             return None
-        inner = executed_statements(stmt.body)
+        inner = executed_statements(stmt.body, through_allocations)
         return None if inner is None else stmt.extent.value * inner
     if isinstance(stmt, SeqStmt):
-        counts = [executed_statements(s) for s in stmt.seq]
+        counts = [executed_statements(s, through_allocations) for s in stmt.seq]
         return None if None in counts else sum(counts)
     if isinstance(stmt, IfThenElse):
-        counts = [executed_statements(s) for s in (stmt.then_case, stmt.else_case) if s is not None]
+        branches = (stmt.then_case, stmt.else_case)
+        counts = [executed_statements(s, through_allocations) for s in branches if s is not None]
         return None if None in counts else sum(counts)
     if isinstance(stmt, LetStmt):
-        return executed_statements(stmt.body)
+        return executed_statements(stmt.body, through_allocations)
+    if isinstance(stmt, Allocate) and through_allocations:
+        return executed_statements(stmt.body, through_allocations)
     if isinstance(stmt, (Allocate, Block, BlockRealize)):
         return None
     return 1
@@ -116,10 +122,9 @@ class _Unroller(LoopRangeMutator):
         steps = executed_statements(loop)
         if steps is not None and self.auto_max_step is not None and steps <= self.auto_max_step:
             return self._unroll(loop)
-        if _allocates(loop.body):
-            return loop
         if loop.kind is not ForKind.UNROLLED:
-            if steps is not None and steps <= self.pragma_max_steps:
+            pragma_steps = executed_statements(loop, through_allocations=True)
+            if pragma_steps is not None and pragma_steps <= self.pragma_max_steps:
                 return _with_pragma(loop)
             return loop
         if steps is not None and loop.extent.value * count_statements(loop.body) <= self.max_statements:
@@ -151,12 +156,6 @@ def _auto_limit(loop: For) -> int:
             "it must be an int (the most statements an unrolled loop nest may run)"
         )
     return value
-
-
-def _allocates(stmt: Stmt) -> bool:
-    found = []
-    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, Allocate) else None)
-    return bool(found)
 
 
 class _Folder(LoopRangeMutator):

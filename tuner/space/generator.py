@@ -76,7 +76,7 @@ class SpaceGenerator:
     >>> space = SpaceGenerator("cuda")
     >>> sch = space.sample(matmul(64, 64, 64), seed=0)
     >>> sorted(sch.block_names(scope=None))
-    ['A_shared', 'B_shared', 'C', 'C_init', 'C_local', 'root']
+    ['A_shared', 'A_shared_local', 'B_shared', 'B_shared_local', 'C', 'C_init', 'C_local', 'root']
     >>> other = space.mutate(sch.trace, matmul(64, 64, 64), random.Random(0))
     >>> changed = [a.decision != b.decision for a, b in zip(sch.trace.insts, other.trace.insts)]
     >>> sum(changed)

@@ -39,6 +39,13 @@ tiles fit the target (and not above the loop's extent), and the loop is annotate
 compute last), ``software_pipeline_order = [0, 1, ...]`` and, where the target copies
 asynchronously (CUDA sm_80+), ``software_pipeline_async_stages = [0]`` (cp.async).
 
+Register fragments (fast SGEMMs' inner loop): in half the GPU samples the innermost
+reduction level is drafted as 1 and each k step first copies the thread's slice of
+every shared tile (matmul's column of A, row of B) into a local fragment, vectorized,
+the shared tile transposed where the slice is not a row and spread in float4 groups
+one thread apart where a thread reads 8 or more elements, the k-step loop unrolled;
+the write-back of the accumulators is vectorized too (see _register_fragments).
+
 CPU, "SSRSRS": spatial levels parallel / outer / register / vector, reduction levels
 outer / inner; the outer spatial levels are fused into one ``parallel`` loop, the
 innermost spatial level of the last spatial loop (the store's contiguous axis) is
@@ -62,10 +69,11 @@ from math import prod
 
 from codegen.target import Target
 from schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, draw_perfect_tile
+from schedule.analysis import bindings_of, realizes_under
 from tir import Block, Buffer, BufferLoad, For, IntImm, IterKind, IterVar, PrimExpr, Var, structural_equal
 from tir.arith import Analyzer
 from tir.dtype import bytes_of
-from tir.functor import post_order_visit, substitute
+from tir.functor import collect_vars, post_order_visit, substitute
 from tir.stmt import BufferStore, SeqStmt
 from tir.transform.inject_software_pipeline import ASYNC_STAGES_KEY, ORDER_KEY, STAGE_KEY
 
@@ -78,6 +86,11 @@ FETCH_VECTOR_LANES = [1, 2, 4]
 # Software pipeline depths the GPU rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 MAX_DRAFTS = 1024
+# The share of GPU samples whose innermost reduction step reads its inputs through register
+# fragments (_register_fragments); a structural choice, kept by mutations of the other decisions.
+FRAGMENT_SHARE = 0.5
+# Elements per spread group of a shared tile read through fragments (one float4).
+SPREAD_LANES = 4
 # storage_align of the shared caches: row strides of 32 * k + (16 bytes in elements).
 BANK_ALIGN_FACTOR = 32
 BANK_ALIGN_BYTES = 16
@@ -227,15 +240,19 @@ class _TileLimits:
             )
 
 
-def _draft_tiles(sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits) -> list[list[int]]:
-    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``) within the limits; the
-    preferences (a warp of threads, a full vector) are asked for in the first half of the drafts only."""
+def _draft_tiles(
+    sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits, unit_innermost: list[bool]
+) -> list[list[int]]:
+    """The first draft of tilings (``counts[i]`` levels for ``loops[i]``, the innermost one 1 where
+    ``unit_innermost[i]``) within the limits; the preferences (a warp of threads, a full vector)
+    are asked for in the first half of the drafts only."""
     rng = random.Random(sch.fork_seed())
     broken: SpaceError | None = None
     for number in range(MAX_DRAFTS):
         draft = [
-            draw_perfect_tile(loop, n=n, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng)
-            for loop, n in zip(loops, counts)
+            draw_perfect_tile(loop, n=n - unit, max_innermost_factor=MAX_INNERMOST_FACTOR, rng=rng)
+            + [1] * unit
+            for loop, n, unit in zip(loops, counts, unit_innermost)
         ]
         try:
             limits.check(draft, prefer=number < MAX_DRAFTS // 2)
@@ -284,8 +301,16 @@ def _level(loops: list[list[LoopRV]], level: int) -> list[LoopRV]:
     return [levels[level] for levels in loops]
 
 
-def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int, reduce_levels: int):
-    """The block, its write cache (epilogues inlined into it) and its recorded tiles."""
+def _sample_tiles(
+    sch: Schedule,
+    name: str,
+    target: Target,
+    spatial_levels: int,
+    reduce_levels: int,
+    unit_reduce: bool = False,
+):
+    """The block, its write cache (epilogues inlined into it) and its recorded tiles (``unit_reduce``:
+    the innermost reduction level drafted as 1)."""
     block = sch.get_block(name)
     node = sch.get(block)
     iters = sch.loop_iters(node)
@@ -295,7 +320,8 @@ def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int,
     nodes = [sch.get(lp) for lp in loops]
     counts = [spatial_levels if iv.kind is IterKind.SPATIAL else reduce_levels for iv in iters]
     limits = _TileLimits(node, iters, [n.extent.value for n in nodes], target)
-    draft = _draft_tiles(sch, nodes, counts, limits)
+    unit_innermost = [unit_reduce and iv.kind is IterKind.REDUCE for iv in iters]
+    draft = _draft_tiles(sch, nodes, counts, limits, unit_innermost)
     tiles = _Tiles(sch, loops, iters, draft, limits.shared_bytes(draft) if target.is_gpu else 0)
     write_back = sch.cache_write(block, 0, "local")
     inline_epilogues(sch, write_back)
@@ -307,7 +333,8 @@ def _sample_tiles(sch: Schedule, name: str, target: Target, spatial_levels: int,
 
 def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     """Tile block ``name`` as "SSRRSRS" with shared-memory inputs and a local accumulator tile."""
-    block, write_back, tiles = _sample_tiles(sch, name, target, spatial_levels=4, reduce_levels=3)
+    fragments = random.Random(sch.fork_seed()).random() < FRAGMENT_SHARE
+    block, write_back, tiles = _sample_tiles(sch, name, target, 4, 3, unit_reduce=fragments)
     s, r = tiles.split(sch)
     sch.reorder(
         *_level(s, 0),
@@ -325,8 +352,13 @@ def multi_level_tiling_gpu(sch: Schedule, name: str, target: Target) -> None:
     sch.reverse_compute_at(write_back, thread_x, preserve_unit_loops=True)
     fuse_consumers(sch, write_back, thread_x)
     fetch_at, depth = _level(r, 0)[-1], 2 + len(r)
-    for index in _body_reads(sch.get(block)):
-        _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles())
+    inputs = _body_reads(sch.get(block))
+    caches = [
+        _cooperative_fetch(sch, block, index, fetch_at, depth, tiles.thread_tiles()) for index in inputs
+    ]
+    if fragments:
+        _register_fragments(sch, block, _level(r, 1)[-1], list(zip(inputs, caches)))
+        try_vectorize(sch, sch.get_loops(write_back)[-1])
     sch.decompose_reduction(block, _level(r, 0)[0])
     _sample_pipeline(sch, fetch_at, tiles.shared_bytes, target)
     annotate_unroll(sch, block_x)
@@ -362,9 +394,9 @@ def _body_reads(block: Block) -> list[int]:
 
 def _cooperative_fetch(
     sch: Schedule, block: BlockRV, index: int, at: LoopRV, depth: int, thread_tiles: list[ExprRV]
-) -> None:
+) -> BlockRV:
     """Copy input ``index`` of ``block`` to shared memory at loop ``at``, all threads of the group
-    loading consecutive elements, ``vec`` at a time."""
+    loading consecutive elements, ``vec`` at a time; returns the copy."""
     cache = sch.cache_read(block, index, "shared")
     sch.compute_at(cache, at, preserve_unit_loops=True)
     fused = fuse_loops(sch, sch.get_loops(cache)[depth:])
@@ -373,6 +405,69 @@ def _cooperative_fetch(
     sch.bind(fuse_loops(sch, parts[1:-1]), "threadIdx.x")
     try_vectorize(sch, parts[-1])
     _pad_rows(sch, cache)
+    return cache
+
+
+def _register_fragments(sch: Schedule, block: BlockRV, at: LoopRV, caches: list[tuple[int, BlockRV]]) -> None:
+    """Each step of loop ``at`` (the middle reduction level, around the register tile) first loads
+    what it reads of each shared tile into a local fragment, as vectors where the slice is a
+    row (the rule drafts the innermost reduction level as 1 for it). A slice along another
+    dimension (matmul's column of A) is made a row by storing the shared tile, and the
+    fragment, with that dimension last (a transpose). A slice of 8 or more elements is also
+    spread in the shared tile as float4 groups one thread apart (``_shared_tile_layout``), so
+    that the float4 reads of neighbouring threads fall on different banks. ``caches``: each
+    fetched input's read index and shared copy."""
+    for index, cache in caches:
+        fragment = sch.cache_read(block, index, "local")
+        sch.compute_at(fragment, at)
+        moved = _moved_dimension(sch, fragment, at)
+        if moved is None:
+            continue
+        dim, extent = moved
+        buffer = sch.get(fragment).writes[0].buffer
+        spread = extent % (2 * SPREAD_LANES) == 0 and buffer.shape[dim].value % extent == 0
+        if dim != buffer.ndim - 1 or spread:
+            sch.transform_layout(cache, ("write", 0), _shared_tile_layout(dim, extent if spread else None))
+        if dim != buffer.ndim - 1:
+            sch.transform_layout(fragment, ("write", 0), _shared_tile_layout(dim, None))
+        try_vectorize(sch, sch.get_loops(fragment)[-1])
+    # The k step allocates the fragments, so it is never copied; unroll gives it `#pragma unroll`
+    # whatever its size (the automatic pragma stops at 1,024 statements).
+    sch.unroll(at)
+
+
+def _moved_dimension(sch: Schedule, fragment: BlockRV, at: LoopRV) -> tuple[int, int] | None:
+    """The dimension of the fragment that the one loop between ``at`` and the copy moves, and that
+    loop's extent (None when there is not exactly one such loop: a single element, or a slice of
+    several dimensions)."""
+    nodes = [sch.get(loop) for loop in sch.get_loops(fragment)]
+    at_node = sch.get(at)
+    inner = nodes[next(i for i, node in enumerate(nodes) if node is at_node) + 1 :]
+    if len(inner) != 1 or not isinstance(inner[0].extent, IntImm):
+        return None
+    (realize,) = realizes_under(inner[0])
+    bindings = bindings_of(realize)
+    store = realize.block.body
+    moved = [d for d, index in enumerate(store.indices) if inner[0].loop_var in collect_vars(bindings[index])]
+    return (moved[0], inner[0].extent.value) if len(moved) == 1 else None
+
+
+def _shared_tile_layout(dim: int, spread: int | None):
+    """The index map that moves dimension ``dim`` last (``(i, k) -> (k, i)`` for ``dim = 0``), and
+    with ``spread`` (a thread's slice of that many elements) splits it as
+    ``(x % spread // 4, x // spread, x % 4)``: a thread's float4 groups one thread's float4 apart.
+
+    ``spread`` is the drafted tile, a constant in the trace: under mutated tile sizes the map is
+    still a bijection of the whole dimension (what is computed is the same), only the reads may
+    lose their conflict-free pattern or their vectors."""
+
+    def layout(*indices):
+        rest, x = (*indices[:dim], *indices[dim + 1 :]), indices[dim]
+        if spread is None:
+            return (*rest, x)
+        return (*rest, x % spread // SPREAD_LANES, x // spread, x % SPREAD_LANES)
+
+    return layout
 
 
 def _pad_rows(sch: Schedule, cache: BlockRV) -> None:
