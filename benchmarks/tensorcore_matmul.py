@@ -100,9 +100,17 @@ def anchors(a: np.ndarray, b: np.ndarray, dtype: str, expected: np.ndarray) -> d
 
 
 def tuned_seconds(n: int, dtype: str, trials: int) -> float:
-    """Seconds of the best of ``trials`` tuned candidates of ``tir tune matmul --dtype dtype``'s workload."""
+    """Seconds of the best of ``trials`` tuned candidates of ``tir tune matmul --dtype dtype``'s workload,
+    checked against numpy's product (as the CLI does: without a reference, tune() would run the
+    unscheduled program on the CPU for one, which takes minutes at 4096^3)."""
     db = str(Path(tempfile.mkdtemp()) / "tensorcore.db")
-    result = tune(workloads.matmul(n, n, n, dtype), "cuda", trials=trials, db=db, progress=False)
+    shape = f"{n},{n},{n}"
+    reference = workloads.reference_for("matmul", shape, dtype)
+    result = tune(
+        workloads.matmul(n, n, n, dtype), "cuda", trials=trials, db=db, progress=False, reference=reference
+    )
+    if not result.best_gflops:
+        raise SystemExit(f"tuned {dtype} {shape}: no candidate of {trials} measured correctly ({result})")
     return 2 * n**3 / (result.best_gflops * 1e9)
 
 
