@@ -67,21 +67,25 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   #pragma unroll
   for (int k_1 = 0; k_1 < 8; ++k_1) {
-    __align__(16) float A_shared_local[8];
-    __align__(16) float B_shared_local[8];
-    #pragma unroll
-    for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
-      *(float4*)(A_shared_local + ax0_0 * 4) = *(float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4);
-    }
-    #pragma unroll
-    for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
-      *(float4*)(B_shared_local + ax0_0_1 * 4) = *(float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4);
-    }
-    #pragma unroll
-    for (int i_2 = 0; i_2 < 8; ++i_2) {
-      #pragma unroll
-      for (int j_2 = 0; j_2 < 8; ++j_2) {
-        C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+    {
+      __align__(16) float A_shared_local[8];
+      {
+        __align__(16) float B_shared_local[8];
+        #pragma unroll
+        for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
+          *(float4*)(A_shared_local + ax0_0 * 4) = *(float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4);
+        }
+        #pragma unroll
+        for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
+          *(float4*)(B_shared_local + ax0_0_1 * 4) = *(float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4);
+        }
+        #pragma unroll
+        for (int i_2 = 0; i_2 < 8; ++i_2) {
+          #pragma unroll
+          for (int j_2 = 0; j_2 < 8; ++j_2) {
+            C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+          }
+        }
       }
     }
   }
@@ -90,21 +94,25 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   #pragma unroll
   for (int k_1 = 0; k_1 < 8; ++k_1) {
-    __align__(16) float A_shared_local[8];
-    __align__(16) float B_shared_local[8];
-    #pragma unroll
-    for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
-      *(float4*)(A_shared_local + ax0_0 * 4) = *(float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4 + 1056);
-    }
-    #pragma unroll
-    for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
-      *(float4*)(B_shared_local + ax0_0_1 * 4) = *(float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4 + 1024);
-    }
-    #pragma unroll
-    for (int i_2 = 0; i_2 < 8; ++i_2) {
-      #pragma unroll
-      for (int j_2 = 0; j_2 < 8; ++j_2) {
-        C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+    {
+      __align__(16) float A_shared_local[8];
+      {
+        __align__(16) float B_shared_local[8];
+        #pragma unroll
+        for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
+          *(float4*)(A_shared_local + ax0_0 * 4) = *(float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4 + 1056);
+        }
+        #pragma unroll
+        for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
+          *(float4*)(B_shared_local + ax0_0_1 * 4) = *(float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4 + 1024);
+        }
+        #pragma unroll
+        for (int i_2 = 0; i_2 < 8; ++i_2) {
+          #pragma unroll
+          for (int j_2 = 0; j_2 < 8; ++j_2) {
+            C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+          }
+        }
       }
     }
   }

@@ -61,42 +61,50 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
   threadgroup_barrier(mem_flags::mem_threadgroup);
   #pragma unroll
   for (int k_1 = 0; k_1 < 8; ++k_1) {
-    alignas(16) float A_shared_local[8];
-    alignas(16) float B_shared_local[8];
-    #pragma unroll
-    for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
-      *(thread float4*)(A_shared_local + ax0_0 * 4) = *(threadgroup float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4);
-    }
-    #pragma unroll
-    for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
-      *(thread float4*)(B_shared_local + ax0_0_1 * 4) = *(threadgroup float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4);
-    }
-    #pragma unroll
-    for (int i_2 = 0; i_2 < 8; ++i_2) {
-      #pragma unroll
-      for (int j_2 = 0; j_2 < 8; ++j_2) {
-        C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+    {
+      alignas(16) float A_shared_local[8];
+      {
+        alignas(16) float B_shared_local[8];
+        #pragma unroll
+        for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
+          *(thread float4*)(A_shared_local + ax0_0 * 4) = *(threadgroup float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4);
+        }
+        #pragma unroll
+        for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
+          *(thread float4*)(B_shared_local + ax0_0_1 * 4) = *(threadgroup float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4);
+        }
+        #pragma unroll
+        for (int i_2 = 0; i_2 < 8; ++i_2) {
+          #pragma unroll
+          for (int j_2 = 0; j_2 < 8; ++j_2) {
+            C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+          }
+        }
       }
     }
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
   #pragma unroll
   for (int k_1 = 0; k_1 < 8; ++k_1) {
-    alignas(16) float A_shared_local[8];
-    alignas(16) float B_shared_local[8];
-    #pragma unroll
-    for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
-      *(thread float4*)(A_shared_local + ax0_0 * 4) = *(threadgroup float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4 + 1056);
-    }
-    #pragma unroll
-    for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
-      *(thread float4*)(B_shared_local + ax0_0_1 * 4) = *(threadgroup float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4 + 1024);
-    }
-    #pragma unroll
-    for (int i_2 = 0; i_2 < 8; ++i_2) {
-      #pragma unroll
-      for (int j_2 = 0; j_2 < 8; ++j_2) {
-        C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+    {
+      alignas(16) float A_shared_local[8];
+      {
+        alignas(16) float B_shared_local[8];
+        #pragma unroll
+        for (int ax0_0 = 0; ax0_0 < 2; ++ax0_0) {
+          *(thread float4*)(A_shared_local + ax0_0 * 4) = *(threadgroup float4*)(A_shared + k_1 * 132 + ax0_0 * 64 + threadIdx_x / 16 * 4 + 1056);
+        }
+        #pragma unroll
+        for (int ax0_0_1 = 0; ax0_0_1 < 2; ++ax0_0_1) {
+          *(thread float4*)(B_shared_local + ax0_0_1 * 4) = *(threadgroup float4*)(B_shared + k_1 * 128 + ax0_0_1 * 64 + threadIdx_x % 16 * 4 + 1024);
+        }
+        #pragma unroll
+        for (int i_2 = 0; i_2 < 8; ++i_2) {
+          #pragma unroll
+          for (int j_2 = 0; j_2 < 8; ++j_2) {
+            C_local[i_2 * 8 + j_2] = C_local[i_2 * 8 + j_2] + A_shared_local[i_2] * B_shared_local[j_2];
+          }
+        }
       }
     }
   }
