@@ -39,7 +39,7 @@ from tir import (
 )
 from tir import dtype as _dt
 from tir.arith import Analyzer
-from tir.functor import substitute, uses_var
+from tir.functor import collect_vars, substitute, uses_var
 
 from .analysis import NonPositiveFactorError as NonPositiveFactorError  # this family's error
 from .analysis import NotSingleInferFactorError as NotSingleInferFactorError  # this family's error
@@ -92,6 +92,10 @@ class DependentLoopError(ScheduleError):
     """A loop's extent or start depends on a loop that the rewrite would put inside it, or merge with it."""
 
     tvm_phrase = "is dependent on another loop"
+
+
+class MixedReductionLoopError(ScheduleError):
+    """reorder: a moved loop drives both spatial and reduction iterators of a block with an init."""
 
 
 class OpaqueIterTypeError(ScheduleError):
@@ -447,6 +451,29 @@ def _check_blocks_below(state: ScheduleState, top: For, bottom: For) -> None:
         )
 
 
+def _check_init_stays_first(bottom: For, loops: list[For], given: set) -> None:
+    """A block with an init runs it at the first instance of each output (every reduction iterator at
+    its start). Reordering a loop that drives spatial and reduction iterators at once (a fused ``i, k``)
+    can visit other instances of an output first, and the init would then wipe what they added."""
+    for realize in realizes_under(bottom.body):
+        if realize.block.init is None:
+            continue
+        kinds: dict[Var, set[IterKind]] = {}
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            for var in collect_vars(value):
+                kinds.setdefault(var, set()).add(iv.kind)
+        for loop in loops:
+            if kinds.get(loop.loop_var, set()) >= {IterKind.SPATIAL, IterKind.REDUCE}:
+                raise MixedReductionLoopError(
+                    f"can't reorder loop {loop.loop_var.name}: it drives both spatial and reduction "
+                    f"iterators of block {realize.block.name!r}, whose init must run before the other "
+                    "instances of each output; moving it would run the init after some of them. "
+                    "decompose_reduction the block first, or reorder before fusing.",
+                    loop,
+                    realize.block,
+                )
+
+
 @primitive(varargs="ordered_loops")
 def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
     loops = list(ordered_loops)
@@ -456,6 +483,7 @@ def reorder(state: ScheduleState, ordered_loops: list[For]) -> None:
     chain = _reorder_chain(state, loops)
     _check_blocks_below(state, chain[0], chain[-1])
     given = {loop.loop_var for loop in loops}
+    _check_init_stays_first(chain[-1], loops, given)
     positions = [position for position, loop in enumerate(chain) if loop.loop_var in given]
     new_chain = list(chain)
     for position, loop in zip(positions, loops):

@@ -14,6 +14,7 @@ from schedule.loop_transformation import (
     DuplicateLoopError,
     LoopNotStartingAtZeroError,
     LoopsNotAChainError,
+    MixedReductionLoopError,
     NonPositiveFactorError,
     NotOnlyChildError,
     NotSingleInferFactorError,
@@ -595,3 +596,39 @@ def test_split_with_disable_predication_adds_no_predicate_and_records_the_option
     assert "T.where" not in sch.mod["main"].script()
     assert "disable_predication=True" in sch.trace.as_python()
     verify_trace_roundtrip(sch, scale)
+
+
+# fmt: off
+@T.prim_func
+def row_sums(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+# fmt: on
+
+
+def test_reorder_refuses_a_fused_row_and_reduction_loop_of_a_block_with_an_init():
+    """Found by the random-schedule test: fuse(i, k), split by 3, swap the halves. Row 1's first
+    instance (k = 0) then comes after k = 2, 5, ... and its init wiped their sums."""
+    sch = Schedule(row_sums)
+    block = sch.get_block("B")
+    outer, inner = sch.split(sch.fuse(*sch.get_loops(block)), [None, 3])
+    assert_fails_unchanged(
+        sch, MixedReductionLoopError, "drives both spatial and reduction iterators", sch.reorder, inner, outer
+    )
+    sch.decompose_reduction(block, outer)  # without the init in the block, the order is free
+    outer, inner = sch.get_loops(block)
+    sch.reorder(inner, outer)
+    assert_same_numbers(row_sums, sch.mod)
+
+
+def test_reorder_of_split_reduction_loops_keeps_the_init_first():
+    sch = Schedule(row_sums)
+    block = sch.get_block("B")
+    _, k = sch.get_loops(block)
+    k0, k1 = sch.split(k, [None, 4])
+    sch.reorder(k1, k0)
+    assert_same_numbers(row_sums, sch.mod)
