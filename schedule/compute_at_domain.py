@@ -174,6 +174,8 @@ def iteration_domains(block, provided_regions, required, analyzer, reverse: bool
         if not info.dom:
             out.append((full.min_value, full.max_value, []))
             continue
+        if reverse:
+            _check_same_tiles(iv.var, info.dom, block, analyzer)
         dom = intersect(info.dom, analyzer) if reverse else union(info.dom, analyzer)
         low, high = analyzer.simplify(dom.min_value), analyzer.simplify(dom.max_value)
         bound = intersect([union(info.bound, analyzer), full], analyzer)
@@ -184,6 +186,26 @@ def iteration_domains(block, provided_regions, required, analyzer, reverse: bool
             low, high, bounds = bound.min_value, bound.max_value, []
         out.append((low, high, bounds))
     return out
+
+
+def _check_same_tiles(var: Var, doms: list[IntervalSet], block, analyzer: Analyzer) -> None:
+    """A consumer runs, in each iteration, the instances whose reads that iteration produced: with
+    several reads pinning one iterator, their tiles must be the same, or the instances that only one
+    producer's tile holds in a given iteration would run in none."""
+    first = doms[0]
+    for other in doms[1:]:
+        same = _contains(first, other.min_value, other.max_value, analyzer) and _contains(
+            other, first.min_value, first.max_value, analyzer
+        )
+        if not same:
+            raise ReadOutsideIterationError(
+                f"can't reverse_compute_at block {block.name}: its reads produce different tiles of "
+                f"iterator {var.name} in one iteration of the loop ([{first.min_value!r}, "
+                f"{first.max_value!r}] and [{other.min_value!r}, {other.max_value!r}]), so some "
+                "instances would run in no iteration. Move it under a loop where its producers write the "
+                "same tile, or below the loop nest",
+                block,
+            )
 
 
 def _contains(s: IntervalSet, low: PrimExpr, high: PrimExpr, analyzer: Analyzer) -> bool:

@@ -87,6 +87,9 @@ class Decisions(dict):
             key = self._positions.get(id(key), key)
         return super().__contains__(key)
 
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
 
 @dataclass(init=False)
 class Trace:

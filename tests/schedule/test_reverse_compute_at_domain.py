@@ -109,3 +109,41 @@ def test_a_strided_consumer_is_cut_to_each_tile():
     sch.reverse_compute_at(sch.get_block("D"), _producer_loop(sch, "i_0"))
     assert_same_numbers(strided, sch.mod)
     verify_trace_roundtrip(sch, strided)
+
+
+# fmt: off
+@T.prim_func
+def two_producers_two_tiles(A: T.Buffer((16,), "float32"), B: T.Buffer((32,), "float32"),
+                            D: T.Buffer((16,), "float32")):
+    X = T.alloc_buffer((16,))
+    Y = T.alloc_buffer((32,))
+    for i in range(4):
+        for j in range(4):
+            with T.block("X"):
+                v = T.axis.spatial(16, i * 4 + j)
+                X[v] = A[v] * T.float32(2)
+        for j in range(8):
+            with T.block("Y"):
+                v = T.axis.spatial(32, i * 8 + j)
+                Y[v] = B[v] + T.float32(1)
+    for i in range(16):
+        with T.block("D"):
+            v = T.axis.spatial(16, i)
+            D[v] = X[v] + Y[v]
+# fmt: on
+
+
+def test_producers_of_different_tiles_in_one_iteration_are_refused():
+    """Review find: iteration i writes X[4i, 4i + 4) and Y[8i, 8i + 8); cutting D to both tiles at
+    once left D[4:16] computed by no iteration."""
+    sch = Schedule(two_producers_two_tiles)
+    i = sch.get_loops(sch.get_block("X"))[0]
+    assert_fails_unchanged(
+        sch,
+        ReadOutsideIterationError,
+        "produce different tiles",
+        sch.reverse_compute_at,
+        sch.get_block("D"),
+        i,
+    )
+    assert_same_numbers(two_producers_two_tiles, sch.mod)

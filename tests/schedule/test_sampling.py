@@ -373,4 +373,5 @@ def test_decisions_are_found_by_index_and_by_instruction_as_in_tvm():
     last = sch.trace.insts[-1]
     assert sch.trace.decisions[last] == sch.trace.decisions[len(sch.trace) - 1] == [32, 3]
     assert last in sch.trace.decisions and sch.trace.insts[0] not in sch.trace.decisions
+    assert sch.trace.decisions.get(last) == [32, 3] and sch.trace.decisions.get(sch.trace.insts[0]) is None
     assert dict(sch.trace.decisions) == {len(sch.trace) - 1: [32, 3]}
