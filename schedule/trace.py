@@ -88,7 +88,7 @@ class Decisions(dict):
         return super().__contains__(key)
 
     def get(self, key, default=None):
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401 - dict.get skips the lookup above
 
 
 @dataclass(init=False)
