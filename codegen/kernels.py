@@ -173,6 +173,8 @@ def _launch_extent(kernel: DeviceKernel, loop: For, order: dict) -> Extent:
 def call_time_extent(expr: PrimExpr, scalars: Collection, where: str) -> Extent:
     """``expr`` as a constant, or as a ``SymbolicExtent`` when it depends only on ``scalars`` (the
     function's parameters); ``where`` starts the BuildError for anything else."""
+    if isinstance(expr, IntImm):  # the common case, on the tuner's path: no analyzer
+        return int(expr.value)
     extent = Analyzer().simplify(expr)
     if isinstance(extent, IntImm):
         return int(extent.value)
@@ -210,7 +212,15 @@ def check_kernel_limits(kernel: DeviceKernel, target: Target) -> None:
             f"{target.kind} limit of {limit} bytes ({target.arch}); use smaller tiles"
         )
     if kernel.shared_bytes > target.max_shared_memory_bytes:
-        kernel.dynamic_shared, kernel.dynamic_shared_bytes = dynamic_shared_layout(kernel.shared_buffers)
+        # one slot per buffer (a buffer allocated again in an unrolled pipeline iteration is one array)
+        unique = tuple(dict.fromkeys(kernel.shared_buffers))
+        kernel.dynamic_shared, kernel.dynamic_shared_bytes = dynamic_shared_layout(unique)
+        if kernel.dynamic_shared_bytes > limit:  # the 128-byte alignment of each buffer added to it
+            raise BuildError(
+                f"kernel {kernel.name} needs {kernel.dynamic_shared_bytes} bytes of dynamic "
+                f"{target.backend.shared_word} memory with its buffers aligned, over the {target.kind} "
+                f"limit of {limit} bytes ({target.arch}); use smaller tiles"
+            )
 
 
 def dynamic_shared_layout(buffers: tuple[Buffer, ...]) -> tuple[dict[Buffer, int], int]:

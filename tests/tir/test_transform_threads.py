@@ -240,3 +240,31 @@ def test_compacted_regions_name_no_free_loop_vars():
     compacted = compact_buffer_allocation(plan_buffer_allocation(matmul_scheduled()))
     assert "T.int32()" not in compacted.script()
     assert "A_shared[0:8, 0:8]" in compacted.script()
+
+
+def test_two_kernels_binding_one_loop_var_each_read_their_own_thread_var():
+    """Review find: the renaming was substituted into the whole function at the end, so when two
+    kernels bound the same loop Var, the first kernel's body named the second kernel's threadIdx."""
+    from tir import Buffer, BufferStore, ForKind, IntImm, PrimFunc, Var
+
+    A = Buffer("A", (IntImm(64, "int32"),), "float32")
+    tx = Var("tx", "int32")
+
+    def kernel() -> For:
+        bx = Var("bx", "int32")
+        store = BufferStore(A, tir.const(1.0, "float32"), (bx * 32 + tx,))
+        inner = For(tx, IntImm(0, "int32"), IntImm(32, "int32"), ForKind.THREAD_BINDING, store, "threadIdx.x")
+        return For(bx, IntImm(0, "int32"), IntImm(2, "int32"), ForKind.THREAD_BINDING, inner, "blockIdx.x")
+
+    func = unify_thread_binding(PrimFunc((A,), SeqStmt((kernel(), kernel()))))
+    first, second = func.body.seq
+    assert first.body.loop_var is not second.body.loop_var
+    for top in (first, second):
+        thread_vars = set()
+        tir.functor.post_order_visit(
+            top,
+            lambda n, found=thread_vars: (
+                found.add(n) if isinstance(n, Var) and n.name == "threadIdx_x" else None
+            ),
+        )
+        assert thread_vars == {top.body.loop_var}

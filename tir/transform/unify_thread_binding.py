@@ -21,8 +21,10 @@ from ..stmt import For, ForKind, Stmt
 
 class _Unifier(StmtMutator):
     """Renames and removes the bound loops, statements only; ``vmap`` collects each bound loop's
-    variable -> its tag's Var, substituted into the whole function once at the end (not into
-    each bound loop's body as it is met, which walked a kernel once per nesting level)."""
+    variable -> its tag's Var, substituted into each kernel once when its outermost bound loop is
+    done (not into each bound loop's body as it is met, which walked a kernel once per nesting
+    level; nor into the whole function at the end, where two kernels binding one loop Var would
+    both read the second kernel's thread Var)."""
 
     def __init__(self):
         self.kernel: dict[str, tuple[Var, For, PrimExpr]] | None = None
@@ -33,14 +35,13 @@ class _Unifier(StmtMutator):
         tag = loop.thread_tag if loop.kind is ForKind.THREAD_BINDING else None
         if tag is None:
             return self.generic_visit(loop)
-        opens_kernel = self.kernel is None
-        if opens_kernel:
-            self.kernel = {}
-        try:
+        if self.kernel is not None:
             return self._bound_loop(loop, tag)
+        self.kernel, self.vmap = {}, {}
+        try:
+            return substitute(self._bound_loop(loop, tag), self.vmap)
         finally:
-            if opens_kernel:
-                self.kernel = None
+            self.kernel = None
 
     def _bound_loop(self, loop: For, tag: str) -> Stmt:
         # The loop's range as it reads with the outer bound loops renamed.
@@ -77,6 +78,4 @@ def _same_extent(a: PrimExpr, b: PrimExpr) -> bool:
 
 def unify_thread_binding(func: PrimFunc) -> PrimFunc:
     """One Var per thread tag per kernel; nested loops of an already bound tag are removed."""
-    unifier = _Unifier()
-    body = unifier.visit(func.body)
-    return func.with_body(substitute(body, unifier.vmap))
+    return func.with_body(_Unifier().visit(func.body))
