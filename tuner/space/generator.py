@@ -87,13 +87,16 @@ class SpaceGenerator:
         self.target = Target.parse(target)
         self.max_attempts = max_attempts
         # block name -> why it got a simpler rule than it might have (no matrix unit for it, a rule
-        # that failed on it), from the samples drawn so far
+        # that failed on it), from the samples drawn so far of the module last sampled
         self.reasons: dict[str, str] = {}
+        self._reasons_of: IRModule | PrimFunc | None = None
 
     # ------------------------------------------------------------ sampling
 
     def sample(self, mod: IRModule | PrimFunc, seed: int) -> Schedule:
         """A fresh schedule of ``mod`` with the rules applied and every choice drawn from ``seed``."""
+        if mod is not self._reasons_of:  # another workload: its blocks' names say nothing of these
+            self.reasons, self._reasons_of = {}, mod
         seeds = random.Random(seed)
         fallback: dict[str, BlockKind] = {}
         broken: SpaceError | None = None
