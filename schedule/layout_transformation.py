@@ -139,12 +139,12 @@ class _AccessRewriter(Mutator):
         self.analyzer = Analyzer()
 
     def visit_For(self, loop: For):
-        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+        self.analyzer.update_range(loop.loop_var, Range(loop.min, loop.extent))
         return self.generic_visit(loop)
 
     def visit_Block(self, block: Block):
         for iv in block.iter_vars:
-            self.analyzer.bind(iv.var, iv.dom)
+            self.analyzer.update_range(iv.var, iv.dom)
         new = self.generic_visit(block)
         changes = {
             "reads": tuple(self.region(r, self.analyzer) for r in new.reads),

@@ -219,6 +219,26 @@ def test_transform_layout_identity_changes_nothing():
     tir.assert_structural_equal(sch.mod["main"], scale_then_shift)
 
 
+@T.prim_func
+def one_row_scaled(A: T.Buffer((1, 64), "float32"), C: T.Buffer((1, 64), "float32")):
+    B = T.alloc_buffer((1, 64))
+    for i, j in T.grid(1, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 64):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_transform_layout_keeps_iterators_of_extent_one():
+    # B[vi, vj] stays B[vi, vj]: a unit iterator is not replaced by 0, as in TVM
+    sch = Schedule(one_row_scaled)
+    sch.transform_layout("B", "B", lambda i, j: (i, j))
+    tir.assert_structural_equal(sch.mod["main"], one_row_scaled)
+
+
 def test_transform_layout_refuses_padding_without_pad_value():
     sch = Schedule(double14)
     block = sch.get_block("B")
