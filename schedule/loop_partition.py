@@ -100,6 +100,12 @@ def loop_partition(
     check_serial(loop, "loop_partition", fix)
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
         raise ArgumentError(f"can't partition loop {loop.loop_var.name}: it must start at 0", loop)
+    if loop.annotations:
+        raise ArgumentError(
+            f"can't partition loop {loop.loop_var.name}: it has annotations {sorted(loop.annotations)} "
+            "that each part would have to carry (TVM refuses this too); partition before annotating",
+            loop,
+        )
     extent = check_constant_extent(loop, "loop_partition")
     sizes = _sizes(loop, factors, extent)
 
@@ -117,9 +123,7 @@ def loop_partition(
         if size == 1 and not preserve_unit_iters:
             parts.append(body)
         else:
-            parts.append(
-                For(var, part.min, part.extent, loop.kind, body, loop.thread_tag, dict(loop.annotations))
-            )
+            parts.append(For(var, part.min, part.extent, loop.kind, body, loop.thread_tag))
             new_vars.append(var)
         offset += size
     state.replace({loop: seq(*parts)})

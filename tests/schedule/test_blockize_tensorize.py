@@ -295,6 +295,16 @@ def test_tensorize_with_an_unknown_intrinsic_lists_the_known_ones():
     assert "metal_simdgroup_mma_8x8x8_f32" in str(err)
 
 
+def test_looking_up_an_unknown_intrinsic_raises_or_gives_none_when_allowed():
+    from tir.tensor_intrin import TensorIntrin
+
+    assert TensorIntrin.get("mma_9x9", allow_missing=True) is None
+    with pytest.raises(ValueError, match="no tensor intrinsic 'mma_9x9'"):  # TVM's error class
+        TensorIntrin.get("mma_9x9")
+    with pytest.raises(KeyError, match="no tensor intrinsic 'mma_9x9'"):
+        TensorIntrin.get("mma_9x9")
+
+
 # fmt: off
 @T.prim_func
 def batched_fragment_matmul(A: T.Buffer((2, 8, 8), "float32", scope="metal.simdgroup"),

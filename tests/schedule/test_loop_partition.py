@@ -144,3 +144,10 @@ def test_loop_partition_refuses_a_parallel_loop():
     loop = sch.get_loops(sch.get_block("B"))[0]
     sch.parallel(loop)
     assert_fails_unchanged(sch, WrongLoopKindError, "serial", sch.loop_partition, loop, [4])
+
+
+def test_loop_partition_refuses_an_annotated_loop():
+    sch = Schedule(scale)
+    loop = sch.get_loops(sch.get_block("B"))[0]
+    sch.annotate(loop, "pragma_unroll_explicit", 1)
+    assert_fails_unchanged(sch, ArgumentError, "annotations", sch.loop_partition, loop, [4])
