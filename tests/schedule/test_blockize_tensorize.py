@@ -162,6 +162,34 @@ def test_blockize_split_loops_computes_the_same(preserve_unit_iters):
     assert_same_numbers(fragment_matmul(), sch.mod["main"])
 
 
+@T.prim_func
+def one_tile_of_rows(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i0, j0, i1, j1 in T.grid(1, 4, 16, 16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i0 * 16 + i1)
+            vj = T.axis.spatial(64, j0 * 16 + j1)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def one_tile_of_rows_blockized(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i0, j0 in T.grid(1, 4):
+        with T.block("B_o"):
+            vi_o = T.axis.spatial(1, i0)
+            vj_o = T.axis.spatial(4, j0)
+            for i1, j1 in T.grid(16, 16):
+                with T.block("B"):
+                    vi_i, vj_i = T.axis.remap("SS", [i1, j1])
+                    B[vi_i, vj_o * 16 + vj_i] = A[vi_i, vj_o * 16 + vj_i] + T.float32(1)
+
+
+def test_blockize_drops_an_outer_iterator_of_one_value_from_the_inner_block():
+    sch = Schedule(one_tile_of_rows)
+    sch.blockize(sch.get_loops(sch.get_block("B"))[2])
+    tir.assert_structural_equal(sch.mod["main"], one_tile_of_rows_blockized)
+    assert_same_numbers(one_tile_of_rows, sch.mod["main"])
+
+
 def test_blockize_of_two_blocks_fails_unchanged():
     sch = Schedule(two_blocks)
     (i,) = sch.get_loops(sch.get_block("B"))
