@@ -213,6 +213,8 @@ class Trace:
                 lines.append(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}" if outs else call)
             else:
                 lines.append(f"{outs[0]} = {call}")
+        if any("T." in line for line in lines):  # an index map's text names T.int64(...): self-contained
+            lines.insert(0, "from tir import T")
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -239,6 +239,24 @@ def test_transform_layout_keeps_iterators_of_extent_one():
     tir.assert_structural_equal(sch.mod["main"], one_row_scaled)
 
 
+@T.prim_func
+def scale_int64(
+    A: T.Buffer((T.int64(8), T.int64(8)), "float32"), B: T.Buffer((T.int64(8), T.int64(8)), "float32")
+):
+    for i, j in T.grid(T.int64(8), T.int64(8)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_transform_block_layout_of_int64_iterators_replays_from_its_python_trace():
+    sch = Schedule(scale_int64)
+    sch.transform_block_layout("B", lambda i, j: (i * 8 + j,))
+    assert sch.trace.as_python().startswith("from tir import T\n")  # the map's text reads T.int64(8)
+    verify_trace_roundtrip(sch, scale_int64)
+    assert_same_numbers(scale_int64, sch.mod["main"])
+
+
 def test_transform_layout_refuses_padding_without_pad_value():
     sch = Schedule(double14)
     block = sch.get_block("B")
