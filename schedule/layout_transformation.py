@@ -294,7 +294,11 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
     )
     extents = static_extents([iv.dom.extent for iv in block.iter_vars], f"block {block.name!r}", block)
     sums = bijection(in_iters, extents, block)
-    if sums is None or any(not s.args for s in sums):
+    extent_of = {iv.var: n for iv, n in zip(block.iter_vars, extents)}
+    unit_outputs = {  # an iterator of extent 1 passed through as an output: the detector drops it
+        k: e for k, e in enumerate(in_iters.final_indices) if isinstance(e, Var) and extent_of.get(e) == 1
+    }
+    if sums is None or any(not s.args and k not in unit_outputs for k, s in enumerate(sums)):
         raise IndexMapNotApplicableError(
             f"index map {index_map} is not a one-to-one affine map of block {block.name!r}'s iteration "
             f"space {extents}",
@@ -303,7 +307,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
     kind_of = {iv.var: iv.kind for iv in block.iter_vars}
     kinds = []
     for k, s in enumerate(sums):
-        used = {kind_of[a.source.source] for a in s.args}
+        used = {kind_of[a.source.source] for a in s.args} or {kind_of[unit_outputs[k]]}
         if len(used) != 1:
             raise IndexMapNotApplicableError(
                 f"output {k} of index map {index_map} mixes spatial and reduction iterators of block "
@@ -321,9 +325,10 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
         for (name, _), s, kind in zip(names, sums, kinds)
     )
     inverse = inverse_of(in_iters, sums, [iv.var for iv in new_iters])
+    inverse.update({e: new_iters[k].var for k, e in unit_outputs.items()})
     analyzer = Analyzer()
     for iv in new_iters:
-        analyzer.bind(iv.var, iv.dom)
+        analyzer.update_range(iv.var, iv.dom)
     inverse = {v: analyzer.simplify(e) for v, e in inverse.items()}
     moved = replace(
         block,

@@ -240,6 +240,27 @@ def test_transform_layout_keeps_iterators_of_extent_one():
 
 
 @T.prim_func
+def one_row_scaled_swapped(A: T.Buffer((1, 64), "float32"), C: T.Buffer((1, 64), "float32")):
+    B = T.alloc_buffer((1, 64))
+    for j, i in T.grid(64, 1):
+        with T.block("B"):
+            vj, vi = T.axis.remap("SS", [j, i])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 64):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_transform_block_layout_permutes_an_iterator_of_extent_one():
+    sch = Schedule(one_row_scaled)
+    sch.transform_block_layout("B", lambda i, j: (j, i))
+    tir.assert_structural_equal(sch.mod["main"], one_row_scaled_swapped)
+    verify_trace_roundtrip(sch, one_row_scaled)
+    assert_same_numbers(one_row_scaled, sch.mod["main"])
+
+
+@T.prim_func
 def scale_int64(
     A: T.Buffer((T.int64(8), T.int64(8)), "float32"), B: T.Buffer((T.int64(8), T.int64(8)), "float32")
 ):
