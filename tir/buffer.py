@@ -169,6 +169,16 @@ class Buffer:
         return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r}{strides})"
 
 
+def decl_buffer(shape, dtype: str = "float32", name: str = "buffer", scope: str = "global") -> Buffer:
+    """TVM's ``tir.decl_buffer``: a Buffer of ``shape`` (an int or a sequence) not yet in any function.
+
+    >>> decl_buffer(4, "int32", name="other").shape
+    (4,)
+    """
+    dims = (shape,) if isinstance(shape, (int, PrimExpr)) else tuple(shape)
+    return Buffer(name, dims, dtype, scope)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class BufferRegion:
     """A rectangular region of a buffer, one Range per dimension."""

@@ -381,3 +381,25 @@ def test_transform_layout_reads_tvm_axis_separator_markers():
     assert buffer.axis_separators == (1,)
     assert [inst.kind for inst in sch.trace.insts][-2:] == ["transform_layout", "set_axis_separator"]
     verify_trace_roundtrip(sch, scale_then_shift)
+
+
+def test_transform_layout_takes_te_axis_separator_and_refuses_a_pad_value_function():
+    from tir import te
+
+    sch = Schedule(scale_then_shift)
+    sch.transform_layout("B", "B", lambda i, j: [i, te.AXIS_SEPARATOR, j])
+    (buffer,) = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B"]
+    assert buffer.axis_separators == (1,)
+    other = tir.decl_buffer(1, "float32", name="other")  # TVM refuses pad values read from another buffer
+    assert other.shape[0].value == 1 and other.name == "other"
+    block = sch.get_block("C")
+    assert_fails_unchanged(
+        sch,
+        TransformationPaddingError,
+        "function",
+        sch.transform_layout,
+        block,
+        "C",
+        lambda i, j: (i // 3, j),
+        pad_value=lambda i, j: other[0],
+    )
