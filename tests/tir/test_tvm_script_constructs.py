@@ -396,3 +396,16 @@ def test_buffer_annotations_with_layout_keywords_evaluate_when_python_defines_th
                 B[vi, vj] = A[vi, vj]
 
     assert separated.params[0].axis_separators == (1,)
+
+
+def test_call_extern_takes_tvms_dtype_keyword_spelling():
+    @T.prim_func
+    def keyword(A: T.Buffer((4,), "float32")):
+        T.evaluate(T.call_extern("vec4add", A.data, 4, dtype="int32"))
+
+    @T.prim_func
+    def positional(A: T.Buffer((4,), "float32")):
+        T.evaluate(T.call_extern("int32", "vec4add", A.data, 4))
+
+    tir.assert_structural_equal(keyword, positional)
+    assert 'T.call_extern("int32", "vec4add", A.data, 4)' in keyword.script()

@@ -51,7 +51,18 @@ class ExpressionCalls:
         values = [self._value(arg) for arg in args]
         return op.opaque_call(call.name[2:], values, self._dtype(dtype) if dtype is not None else "handle")
 
-    def _t_call_extern(self, call: _Call, dtype: Tree, name: Tree, *args: Tree) -> PrimExpr:
+    def _t_call_extern(self, call: _Call, *args: Tree, dtype: Tree | None = None) -> PrimExpr:
+        """``T.call_extern("float32", "f", x)``, or TVM's ``T.call_extern("f", x, dtype="float32")``."""
+        if dtype is None:
+            if len(args) < 2:
+                raise self.error(
+                    call.node,
+                    'T.call_extern needs a dtype and a function name: T.call_extern("int32", "f", x)',
+                )
+            dtype, *args = args
+        if not args:
+            raise self.error(call.node, "T.call_extern needs the function's name")
+        name, *args = args
         values = [self._value(arg) for arg in args]
         return op.opaque_call(
             "call_extern", [self._str(name, "the function's name"), *values], self._dtype(dtype)
