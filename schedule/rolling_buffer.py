@@ -311,6 +311,7 @@ class RollingBufferMethods(BlockArgumentMethods):
                 for ax0 in range(6):
                     with T.block("B"):
                         vi = T.axis.opaque(10, j_0 * 4 + ax0)
+                        T.where(j_0 < 1 or 2 <= ax0)
                         T.reads(A[vi:vi + 3])
                         T.writes(B[vi % 6])
                         B[vi % 6] = A[vi] + A[vi + 1] + A[vi + 2]
