@@ -80,7 +80,7 @@ def double14_padded(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32")):
     for ax0, ax1 in T.grid(4, 4):
         with T.block("B_pad_B"):
             v0, v1 = T.axis.remap("SS", [ax0, ax1])
-            T.where(ax0 * 4 + ax1 >= 14)
+            T.where(ax0 == 3 and 2 <= ax1)  # noqa: SIM300 - the tail of the last row, as TVM writes it
             B[v0, v1] = 7
     for x in range(14):
         with T.block("C"):
