@@ -8,6 +8,7 @@ gets a role from the buffers it indexes (A and B the two inputs, C the output):
 ``n, h, w``), *N* (B and C: ``co``) and *K* (A and B, reduction: ``rh, rw, rc``).
 ``matrix_unit_misfit`` says why a block does not fit (another role pattern, as
 depthwise convolution's channel, which indexes all three buffers and leaves no N;
+a body other than ``out = out + A * B``, casts allowed;
 dtypes without an intrinsic; float32, which keeps the pipelined scalar tiling; an
 M, N or K smaller than the intrinsic's tile), or None when it does; ``classify``
 (structure.py) picks the tensor-core rule with it, and the generator keeps the
