@@ -344,8 +344,13 @@ class Schedule(
         """TVM takes a block's name wherever it takes a block handle: look names up with get_block
         (which records the lookup in the trace, as TVM's does)."""
         for param in prim.handles:
-            if Block in param.types and isinstance(args.get(param.name), str):
-                args = {**args, param.name: self.get_block(args[param.name])}
+            value = args.get(param.name)
+            if Block not in param.types:
+                continue
+            if isinstance(value, str):
+                args = {**args, param.name: self.get_block(value)}
+            elif isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value):
+                args = {**args, param.name: [self.get_block(v) if isinstance(v, str) else v for v in value]}
         return args
 
     @staticmethod

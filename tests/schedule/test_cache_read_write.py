@@ -246,6 +246,22 @@ def test_cache_read_only_for_the_given_consumers():
     assert_same_numbers(two_readers, sch.mod)
 
 
+def test_cache_read_consumers_may_be_named():
+    by_name = Schedule(two_readers)
+    by_name.cache_read("C", 1, "local", consumer_blocks=["C"])
+    tir.assert_structural_equal(by_name.mod["main"], two_readers_cache_read_consumer)
+    verify_trace_roundtrip(by_name, two_readers)
+    assert_same_numbers(two_readers, by_name.mod)
+
+
+def test_cache_write_consumers_may_be_named():
+    sch = Schedule(elementwise)
+    sch.cache_write("B", 0, "shared", consumer_blocks=["C"])
+    tir.assert_structural_equal(sch.mod["main"], elementwise_cache_write_consumer)
+    verify_trace_roundtrip(sch, elementwise)
+    assert_same_numbers(elementwise, sch.mod)
+
+
 def test_cache_read_threadgroup_is_stored_as_shared():
     sch = Schedule(elementwise)
     sch.cache_read(sch.get_block("B"), 0, "threadgroup")
