@@ -64,7 +64,12 @@ class OutputBlockError(ScheduleError):
 
 
 class NotSingleWriterError(ScheduleError):
-    """A buffer the block touches has several writers in the scope, so moving the block is unsafe."""
+    """A buffer the block touches has several writers in the scope, so moving the block is unsafe.
+
+    TVM counts a block with a co-writer as not "complete", so its message names that.
+    """
+
+    tvm_phrase = "neither a local complete block nor a local reduction block"
 
 
 class NoConsumerError(ScheduleError):

@@ -745,6 +745,14 @@ def test_compute_at_buffer_with_two_writers():
         sch.get_block("B_second"),
         i,
     )
+    assert_fails_unchanged(
+        sch,
+        NotSingleWriterError,
+        "TVM says: neither a local complete block",
+        sch.compute_at,
+        sch.get_block("B_first"),
+        i,
+    )
 
 
 def test_compute_at_index_out_of_range():
