@@ -30,7 +30,7 @@ from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
 from .decompose_padding import DecomposePaddingMethods
-from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
+from .errors import ERROR_RENDER_LEVELS, ArgumentError, NotFoundError, ScheduleError, StaleHandleError
 from .for_kind import ForKindMethods
 from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
@@ -86,7 +86,19 @@ class Schedule(
     >>> i, j, k = sch.get_loops(block)         # doctest: +SKIP
     """
 
-    def __init__(self, mod: IRModule | PrimFunc, seed: int | None = None, func_name: str | None = None):
+    def __init__(
+        self,
+        mod: IRModule | PrimFunc,
+        seed: int | None = None,
+        func_name: str | None = None,
+        error_render_level: str = "detail",
+    ):
+        if error_render_level not in ERROR_RENDER_LEVELS:
+            raise ValueError(
+                f"error_render_level must be one of {', '.join(ERROR_RENDER_LEVELS)}, got {error_render_level!r}"
+            )
+        # How much a ScheduleError says: "detail" (reason and marked script), "fast" (one line), "none".
+        self._error_render_level = error_render_level
         self._origin = mod  # what the schedule was made from, as given (replay_prefix checks it)
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": dc_replace(mod, name="main")})
@@ -140,6 +152,7 @@ class Schedule(
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
         other._origin = self._origin
+        other._error_render_level = self._error_render_level
         other._checkpoints = dict(self._checkpoints)
         return other
 
@@ -314,14 +327,14 @@ class Schedule(
             self.state.mod = saved_mod
             if saved_rng is not None:
                 self._rng.setstate(saved_rng)
-            err.render(saved_mod, kind)
+            err.render(saved_mod, kind, self._error_render_level)
             raise
         except Exception as exc:
             self.state.mod = saved_mod
             if saved_rng is not None:
                 self._rng.setstate(saved_rng)
             err = ScheduleError(f"internal error ({type(exc).__name__}: {exc}); please report it")
-            err.render(saved_mod, kind)
+            err.render(saved_mod, kind, self._error_render_level)
             raise err from exc
         decision = None
         if isinstance(result, Sampled):
