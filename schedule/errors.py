@@ -13,8 +13,10 @@ from __future__ import annotations
 from tir import Block, For
 
 
-class ScheduleError(Exception):
+class ScheduleError(RuntimeError):
     """A schedule primitive could not be applied; the schedule is unchanged.
+
+    A RuntimeError, as TVM's ScheduleError (a TVMError) is, so code catching that carries over.
 
     ``tvm_phrase``: the key words of TVM's message for the same condition, which users grep
     for; a subclass sets it and the message gains a line quoting it (unless it says it already).

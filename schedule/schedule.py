@@ -34,6 +34,7 @@ from .errors import ERROR_RENDER_LEVELS, ArgumentError, NotFoundError, ScheduleE
 from .for_kind import ForKindMethods
 from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
+from .hide_buffer_access import HideBufferAccessMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
 from .loop_partition import LoopPartitionMethods
@@ -77,6 +78,7 @@ class Schedule(
     MergeMethods,
     FuseEpilogueMethods,
     BufferAccessMethods,
+    HideBufferAccessMethods,
     AxisSeparatorMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
@@ -95,7 +97,8 @@ class Schedule(
     ):
         if error_render_level not in ERROR_RENDER_LEVELS:
             raise ValueError(
-                f"error_render_level must be one of {', '.join(ERROR_RENDER_LEVELS)}, got {error_render_level!r}"
+                f"error_render_level must be one of {', '.join(ERROR_RENDER_LEVELS)}, "
+                f"got {error_render_level!r}"
             )
         # How much a ScheduleError says: "detail" (reason and marked script), "fast" (one line), "none".
         self._error_render_level = error_render_level
