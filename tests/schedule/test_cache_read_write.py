@@ -587,3 +587,51 @@ def test_cache_write_refuses_a_strided_write():
     assert_fails_unchanged(
         sch, PartialWriteError, "with stride 2", sch.cache_write, sch.get_block("B"), 0, "local"
     )
+
+
+@T.prim_func
+def fused_tail(A: T.Buffer((60,), "float32"), B: T.Buffer((60,), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            B[v] = A[v] * T.float32(2)
+
+
+@T.prim_func
+def fused_tail_cached(A: T.Buffer((60,), "float32"), B: T.Buffer((60,), "float32")):
+    B_local = T.alloc_buffer((60,), scope="local")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            B_local[v] = A[v] * T.float32(2)
+    for ax0 in range(60):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(60, ax0)
+            B[v0] = B_local[v0]
+
+
+@T.prim_func
+def fused_tail_with_row(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            r = T.axis.spatial(8, i)
+            v = T.axis.spatial(64, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            B[r, v] = A[r, v] * T.float32(2)
+
+
+def test_cache_write_under_a_predicate_on_its_index_writes_back_exactly_that_range():
+    sch = Schedule(fused_tail)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    tir.assert_structural_equal(sch.mod["main"], fused_tail_cached)
+    verify_trace_roundtrip(sch, fused_tail)
+    assert_same_numbers(fused_tail, sch.mod)
+
+
+def test_cache_write_keeps_refusing_a_predicate_on_an_index_that_shares_loops_with_another():
+    # clipping axis 1 to < 60 alone would still copy back B[7, 0:56], which no iteration writes
+    sch = Schedule(fused_tail_with_row)
+    block = sch.get_block("B")
+    assert_fails_unchanged(sch, PartialWriteError, "i * 8 + j < 60", sch.cache_write, block, 0, "local")
