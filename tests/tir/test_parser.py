@@ -404,6 +404,24 @@ def test_symbolic_shape_vars_and_scalar_params():
 # ---------------------------------------------------------------- blocks
 
 
+def test_an_integer_expression_stored_into_a_float_buffer_is_cast():
+    func = _func(
+        """
+        @T.prim_func
+        def f(B: T.Buffer((6,), "float32")):
+            for i in range(6):
+                with T.block("B"):
+                    vi = T.axis.spatial(6, i)
+                    B[vi] = vi * 3 + 1
+        """
+    )
+    store = func.body.block.body.body.block.body
+    assert isinstance(store.value, tir.Cast) and store.value.dtype == "float32"
+    b = np.zeros(6, "float32")
+    tir.interpret(func, b)
+    np.testing.assert_array_equal(b, np.arange(6) * 3 + 1)
+
+
 def test_empty_scope_name_means_global():
     func = _func(
         """
