@@ -142,6 +142,22 @@ def test_external_calls_are_carried_and_printed_as_tvm_writes_them():
     assert pointers[-1].extent.value == 8
 
 
+def test_call_extern_takes_tvms_dtype_keyword_and_the_void_dtype():
+    func = tir.parse(
+        """
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+    T.evaluate(T.call_extern("call_impl", A.data, dtype=""))
+    for i in range(8):
+        B[i] = T.call_extern("sqrtf", B[i], dtype="float32")
+"""
+    )
+    text = func.script()
+    assert 'T.call_extern("int32", "call_impl", A.data)' in text
+    assert 'T.call_extern("float32", "sqrtf", B[i])' in text
+    tir.assert_structural_equal(tir.parse(text), func)
+
+
 def test_the_executor_refuses_calls_out_of_the_ir_by_name():
     with pytest.raises(IRError, match="cannot run T.call_extern"):
         tir.interpret(extern_calls, random_floats(16), np.zeros(16, "float32"))

@@ -51,11 +51,19 @@ class ExpressionCalls:
         values = [self._value(arg) for arg in args]
         return op.opaque_call(call.name[2:], values, self._dtype(dtype) if dtype is not None else "handle")
 
-    def _t_call_extern(self, call: _Call, dtype: Tree, name: Tree, *args: Tree) -> PrimExpr:
-        values = [self._value(arg) for arg in args]
-        return op.opaque_call(
-            "call_extern", [self._str(name, "the function's name"), *values], self._dtype(dtype)
-        )
+    def _t_call_extern(self, call: _Call, *args: Tree, dtype: Tree | None = None) -> PrimExpr:
+        """``T.call_extern(dtype, name, *args)``, or TVM's ``T.call_extern(name, *args, dtype=...)``;
+        the empty dtype (TVM's void: a call made for its effect) is carried as int32."""
+        if dtype is None:
+            if len(args) < 2:
+                raise self.error(call.node, "T.call_extern takes a dtype and the function's name first")
+            dtype, *args = args
+        if not args:
+            raise self.error(call.node, "T.call_extern needs the function's name")
+        name, *rest = args
+        values = [self._value(arg) for arg in rest]
+        result_dtype = "int32" if self._value(dtype) == "" else self._dtype(dtype)
+        return op.opaque_call("call_extern", [self._str(name, "the function's name"), *values], result_dtype)
 
     def _t_call_packed(self, call: _Call, name: Tree, *args: Tree) -> PrimExpr:
         values = [self._value(arg) for arg in args]
