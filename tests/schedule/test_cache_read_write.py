@@ -635,3 +635,66 @@ def test_cache_write_keeps_refusing_a_predicate_on_an_index_that_shares_loops_wi
     sch = Schedule(fused_tail_with_row)
     block = sch.get_block("B")
     assert_fails_unchanged(sch, PartialWriteError, "i * 8 + j < 60", sch.cache_write, block, 0, "local")
+
+
+@T.prim_func
+def read_then_overwrite(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float32(7)
+
+
+@T.prim_func
+def read_then_overwrite_cached(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    A_local = T.alloc_buffer((16,), scope="local")
+    for ax0 in range(16):
+        with T.block("A_local"):
+            v0 = T.axis.spatial(16, ax0)
+            A_local[v0] = A[v0]
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A_local[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float32(7)
+
+
+@T.prim_func
+def read_overwrite_read(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("first"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi]
+    for i in range(16):
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float32(7)
+    for i in range(16):
+        with T.block("second"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = C[vi] + A[vi]
+
+
+def test_cache_read_of_a_buffer_read_before_its_writer_copies_the_value_on_entry():
+    sch = Schedule(read_then_overwrite)
+    sch.cache_read(sch.get_block("use"), 0, "local")
+    tir.assert_structural_equal(sch.mod["main"], read_then_overwrite_cached)
+    verify_trace_roundtrip(sch, read_then_overwrite)
+    assert_same_numbers(read_then_overwrite, sch.mod)
+
+
+def test_cache_read_refuses_readers_on_both_sides_of_the_writer():
+    sch = Schedule(read_overwrite_read)
+    first = sch.get_block("first")
+    assert_fails_unchanged(
+        sch, ConsumerBlockError, "before block overwrite writes it", sch.cache_read, first, 0, "local"
+    )
+    sch.cache_read(first, 0, "local", consumer_blocks=[first])
+    assert_same_numbers(read_overwrite_read, sch.mod)
