@@ -809,3 +809,40 @@ def test_reverse_compute_at_block_without_producer():
     assert_fails_unchanged(
         sch, NoProducerError, "block B has no producer", sch.reverse_compute_at, sch.get_block("B"), j
     )
+
+
+@T.prim_func
+def mirrored(X: T.Buffer((8, 6), "float32"), Z: T.Buffer((6, 8), "float32")):
+    Y = T.alloc_buffer((8, 6))
+    for i, j in T.grid(8, 6):
+        with T.block("mirror"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[7 - vi, 5 - vj] = X[vi, vj] * T.float32(3)
+    for i, j in T.grid(6, 8):
+        with T.block("transpose"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vj, vi] + T.float32(1)
+
+
+@T.prim_func
+def mirrored_at_row(X: T.Buffer((8, 6), "float32"), Z: T.Buffer((6, 8), "float32")):
+    Y = T.alloc_buffer((8, 6))
+    for i in range(6):
+        for ax0 in range(8):
+            with T.block("mirror"):
+                vi = T.axis.spatial(8, ax0)
+                vj = T.axis.spatial(6, 5 - i)
+                Y[7 - vi, 5 - vj] = X[vi, vj] * T.float32(3)
+        for j in range(8):
+            with T.block("transpose"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Z[vi, vj] = Y[vj, vi] + T.float32(1)
+
+
+def test_compute_at_solves_a_reversed_index():
+    sch = Schedule(mirrored)
+    i, _ = sch.get_loops(sch.get_block("transpose"))
+    sch.compute_at(sch.get_block("mirror"), i)
+    tir.assert_structural_equal(sch.mod["main"], mirrored_at_row)
+    verify_trace_roundtrip(sch, mirrored)
+    assert_same_numbers(mirrored, sch.mod)
