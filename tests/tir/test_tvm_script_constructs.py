@@ -210,6 +210,31 @@ def test_launch_thread_and_env_thread_become_thread_bound_loops():
     np.testing.assert_allclose(b, a + 1, rtol=1e-6)
 
 
+@T.prim_func
+def launched_with_as(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
+    bx = T.launch_thread("blockIdx.x", T.ceildiv(125, 32))
+    with T.launch_thread("threadIdx.x", 32) as tx:
+        B[bx, tx] = A[bx, tx] + T.float32(1)
+
+
+def test_launch_thread_as_a_name_and_ceildiv():
+    tir.assert_structural_equal(launched_with_as, launched_threads)
+    a, b = random_floats(4, 32), np.zeros((4, 32), "float32")
+    tir.interpret(launched_with_as, a, b)
+    np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+    ceil = tir.parse(
+        """
+@T.prim_func
+def f(A: T.Buffer((9,), "int32"), B: T.Buffer((9,), "int32")):
+    for i in range(9):
+        B[i] = T.ceildiv(A[i], 4)
+"""
+    )
+    a, b = np.arange(-4, 5, dtype="int32"), np.zeros(9, "int32")
+    tir.interpret(ceil, a, b)
+    np.testing.assert_array_equal(b, -(-a // 4))
+
+
 def test_launch_thread_needs_a_tag_or_an_env_thread():
     with pytest.raises(ParseError, match="takes a thread tag or a T.env_thread variable"):
         tir.parse(

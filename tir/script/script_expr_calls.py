@@ -125,6 +125,12 @@ class ExpressionCalls:
     def _t_floordiv(self, call: _Call, a: Tree, b: Tree) -> Any:
         return self._floor_op(FloorDiv, op.floordiv, a, b)
 
+    def _t_ceildiv(self, call: _Call, a: Tree, b: Tree) -> PrimExpr:
+        x, y = self._prim(a), self._prim(b)
+        if not (_dt.is_integer(x.dtype) and _dt.is_integer(y.dtype)):
+            raise self.error(call.node, "T.ceildiv divides integers", hint="use T.ceil(a / b) for floats")
+        return op.floordiv(op.sub(op.add(x, y), 1), y)
+
     def _t_floormod(self, call: _Call, a: Tree, b: Tree) -> Any:
         return self._floor_op(FloorMod, op.floormod, a, b)
 
