@@ -23,7 +23,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tir import Block, BlockRealize, For, ForKind, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var, const, op
+from tir import (
+    Add,
+    Block,
+    BlockRealize,
+    For,
+    ForKind,
+    IntImm,
+    PrimExpr,
+    Range,
+    SeqStmt,
+    Stmt,
+    Sub,
+    Var,
+    const,
+    op,
+)
 from tir.arith import POS_INF, Analyzer
 from tir.arith.int_set import IntervalSet, eval_set
 from tir.buffer import Buffer
@@ -275,6 +290,32 @@ def _within(analyzer: Analyzer, ranges: dict[Var, Range], low: PrimExpr, high: P
     return analyzer.can_prove(analyzer.simplify(low_set.max_value - high_set.min_value) <= 0)
 
 
+def _without_constant(value: PrimExpr, analyzer: Analyzer) -> tuple[PrimExpr, int]:
+    """``value`` as ``rest + k`` with ``k`` its constant term, so that a bound ``0 <= x * 8 - 1 + ax``
+    reads ``1 <= x * 8 + ax`` (TVM's form of the same predicate)."""
+    terms: list[tuple[PrimExpr, int]] = []
+
+    def flatten(e: PrimExpr, sign: int) -> None:
+        if isinstance(e, Add):
+            flatten(e.a, sign)
+            flatten(e.b, sign)
+        elif isinstance(e, Sub):
+            flatten(e.a, sign)
+            flatten(e.b, -sign)
+        else:
+            terms.append((e, sign))
+
+    flatten(analyzer.simplify(value), 1)
+    k = sum(sign * t.value for t, sign in terms if isinstance(t, IntImm))
+    rest = [(t, sign) for t, sign in terms if not isinstance(t, IntImm)]
+    if not k or not rest or rest[0][1] < 0:
+        return value, 0
+    out = rest[0][0]
+    for t, sign in rest[1:]:
+        out = op.add(out, t) if sign > 0 else op.sub(out, t)
+    return out, k
+
+
 def _new_nest(
     block, domains, preserve_unit_loops: bool, analyzer: Analyzer, ranges: dict[Var, Range]
 ) -> Stmt:
@@ -300,10 +341,11 @@ def _new_nest(
             value = op.add(low, ax)
         values.append(value)
         for b in bounds:
+            rest, k = _without_constant(value, analyzer)
             if not _within(analyzer, ranges, b.min_value, value):
-                predicate = op.logical_and(predicate, b.min_value <= value)
+                predicate = op.logical_and(predicate, analyzer.simplify(b.min_value - k) <= rest)
             if not _within(analyzer, ranges, value, b.max_value):
-                predicate = op.logical_and(predicate, value < analyzer.simplify(b.max_value + 1))
+                predicate = op.logical_and(predicate, rest < analyzer.simplify(b.max_value + 1 - k))
     nest: Stmt = BlockRealize(tuple(values), analyzer.simplify(predicate), block)
     for ax, extent in reversed(list(zip(loop_vars, extents))):
         nest = For(ax, const(0, extent.dtype), extent, ForKind.SERIAL, nest)

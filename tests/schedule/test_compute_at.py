@@ -846,3 +846,27 @@ def test_compute_at_solves_a_reversed_index():
     tir.assert_structural_equal(sch.mod["main"], mirrored_at_row)
     verify_trace_roundtrip(sch, mirrored)
     assert_same_numbers(mirrored, sch.mod)
+
+
+@T.prim_func
+def blur(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    C = T.alloc_buffer((32,))
+    for i in range(32):
+        with T.block("copy"):
+            vi = T.axis.spatial(32, i)
+            C[vi] = A[vi] * T.float32(2)
+    for o, i in T.grid(4, 8):
+        with T.block("blur"):
+            vi = T.axis.spatial(32, o * 8 + i)
+            B[vi] = T.if_then_else(1 <= vi, C[vi - 1], T.float32(0)) + C[vi]
+
+
+def test_compute_at_writes_a_halo_bound_with_the_constant_moved_out():
+    sch = Schedule(blur)
+    o, _ = sch.get_loops(sch.get_block("blur"))
+    sch.compute_at(sch.get_block("copy"), o)
+    script = sch.mod.script()
+    # the copy starts one element early: 0 <= o * 8 - 1 + ax0 is written 1 <= o * 8 + ax0, as TVM writes it
+    assert "T.where(1 <= o * 8 + ax0)" in script, script
+    verify_trace_roundtrip(sch, blur)
+    assert_same_numbers(blur, sch.mod)
