@@ -858,7 +858,7 @@ def blur(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
     for o, i in T.grid(4, 8):
         with T.block("blur"):
             vi = T.axis.spatial(32, o * 8 + i)
-            B[vi] = T.if_then_else(1 <= vi, C[vi - 1], T.float32(0)) + C[vi]
+            B[vi] = T.if_then_else(vi >= 1, C[vi - 1], T.float32(0)) + C[vi]
 
 
 def test_compute_at_writes_a_halo_bound_with_the_constant_moved_out():
