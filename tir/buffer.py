@@ -41,8 +41,11 @@ def storage_class(scope: str) -> str:
 
 
 def normalize_scope(scope: str) -> str:
-    """Map a scope name or its Metal alias to our name, or raise ValueError."""
-    scope = SCOPE_ALIASES.get(scope, scope)
+    """Map a scope name or its Metal alias to our name, or raise ValueError.
+
+    The empty name means "global", as in TVM (``T.alloc_buffer(..., scope="")``).
+    """
+    scope = SCOPE_ALIASES.get(scope, scope) or "global"
     if scope not in SCOPES:
         raise ValueError(
             f"unknown storage scope {scope!r}; expected one of {', '.join(SCOPES)} "
