@@ -18,7 +18,6 @@ import json
 import math
 import random
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,11 +29,11 @@ from codegen.timing import significant
 from schedule import Schedule, Trace
 from tir.function import IRModule, PrimFunc
 
+from .batches import OVERLAP_MODES, Batches, MeasureClock
 from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
 from .features import FEATURE_LENGTH, extract_features
-from .measure import Candidate, Measurer
-from .measure.local_runner import LocalRunner, MeasureSession, Runner
+from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
 
@@ -61,6 +60,7 @@ class TuneResult:
     measure_seconds: float = 0.0  # waiting for builds and measurements (not overlapped with the above)
     build_seconds: float = 0.0  # the build workers' seconds on this run's candidates, summed over workers
     resumed: int = 0  # trials already in the database when the run started
+    measurement: MeasureClock = field(default_factory=MeasureClock)
 
     def time_split(self) -> str:
         """Where the wall time went, as one line (``tir tune`` and benchmarks/tune_matmul.py print it)."""
@@ -68,7 +68,8 @@ class TuneResult:
         return (
             f"{self.seconds:.1f} s wall: {self.cost_model_seconds:.1f} s cost model loop, "
             f"{self.measure_seconds:.1f} s waiting for builds and measurements "
-            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other"
+            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other; "
+            f"{self.measurement}"
         )
 
     @property
@@ -129,7 +130,7 @@ def tune(
     cannot run here (local runner) raises RuntimeUnavailableError before the
     database file is created. ``overlap`` proposes the next batch while the last
     one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``; see
-    _Batches; a Ray session measures its batches at once).
+    tuner/batches.py; a Ray session measures its batches at once).
     """
     if overlap not in OVERLAP_MODES:
         raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
@@ -239,7 +240,7 @@ class TuningTask:
             self.result.resumed = len(records)
             self.result.errors = sum(r.status != "ok" for r in records)
             self.elders = _Elders(self.mod, target, self.flops)
-            self.batches = _Batches(self.session, overlap, target)
+            self.batches = Batches(self.session, overlap, target)
         except BaseException:
             self.session.close()
             raise
@@ -295,6 +296,7 @@ class TuningTask:
             self.session.close()
         result = self.result
         result.measure_seconds = self.batches.wait_seconds
+        result.measurement = self.batches.clock
         result.seconds = time.perf_counter() - self._started
         result.cost_model_seconds = (
             self.model.training_seconds + self.model.prediction_seconds + self._feature_seconds
@@ -329,83 +331,6 @@ def _absorb(result: TuneResult, database: Database, records: list[TuningRecord],
         result.history.append((result.trials, result.best_gflops))
         if update is not None:
             update(result.best_gflops, result.errors)
-
-
-# What tune(overlap=...) runs in the background while the next batch is proposed.
-OVERLAP_MODES = ("auto", "measure", "build", "none")
-
-
-class _Batches:
-    """Measures batches of candidates, partly in the background while the next is proposed.
-
-    ``submit(pool)`` starts on ``pool`` and returns the batches that are done, each with its
-    results. With ``overlap="none"`` that is ``pool`` itself, built and measured at once.
-    Otherwise it is the batch submitted before: the caller proposes the next batch while the
-    build workers (other processes; this thread only waits on them) build the last one, and
-    with ``"measure"`` while the runner times it too. ``"auto"`` is ``"measure"`` on GPU
-    targets, whose timings a busy host core does not disturb, and ``"build"`` on the CPU,
-    where the kernel being timed needs every core. The price is one batch of staleness: a
-    batch is proposed by the model trained on every batch but the one in flight. The first
-    batch is measured at once, from this thread: the build workers are forked when first
-    needed and kept, and forking from the background thread while this one runs could hand
-    a worker a lock this thread held.
-    """
-
-    def __init__(self, measurer: MeasureSession, overlap: str, target: Target):
-        if overlap == "auto":
-            overlap = "measure" if target.is_gpu else "build"
-        if not isinstance(measurer, Measurer):
-            overlap = "none"  # a Ray session keeps its cluster busy itself, and only measures whole batches
-        self.measurer = measurer
-        self.overlap = overlap
-        self.wait_seconds = 0.0
-        self._background = ThreadPoolExecutor(max_workers=1) if overlap != "none" else None
-        self._pending: tuple[list[_Scored], Future] | None = None
-        self._started = False
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._pending[0]) if self._pending is not None else 0
-
-    def submit(self, pool: list[_Scored]) -> list[tuple[list[_Scored], list]]:
-        done = []
-        if self._background is None or not self._started:
-            # The first batch runs here, so the build workers (forked on first use and kept)
-            # are forked from this thread, never while another thread holds a lock.
-            self._started = bool(pool)
-            if pool:
-                done.append((pool, self._wait(lambda: self.measurer.measure(_candidates(pool)))))
-            return done
-        if self._pending is not None:
-            pending_pool, future = self._pending
-            self._pending = None
-            results = self._wait(future.result)
-            if self.overlap == "build":
-                results = self._wait(lambda: self.measurer.run(results))
-            done.append((pending_pool, results))
-        if pool:
-            work = self.measurer.measure if self.overlap == "measure" else self.measurer.build
-            self._pending = (pool, self._background.submit(work, _candidates(pool)))
-        return done
-
-    def _wait(self, results):
-        started = time.perf_counter()
-        measured = results()
-        self.wait_seconds += time.perf_counter() - started
-        return measured
-
-    def close(self) -> None:
-        """After an error or Ctrl-C: stop the work in flight (its processes) and the thread."""
-        if self._background is None:
-            return
-        if self._pending is not None:
-            self.measurer.close()
-            self._pending = None
-        self._background.shutdown(wait=True)
-
-
-def _candidates(pool: list[_Scored]) -> list[Candidate]:
-    return [Candidate(c.trace_json, c.mod) for c in pool]
 
 
 @dataclass(eq=False)

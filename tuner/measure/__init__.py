@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,7 +33,14 @@ from tir.bfloat16 import to_bfloat16_bits
 
 from .arrays import ArgumentError, fresh_arguments, mismatch, random_arguments, written_params
 from .builder import BUILT, BuildOutcome, BuildPool, BuildTask
-from .runner import MeasureError, RunnerConfig, RunnerDied, RunnerProcess, RunnerTimeout
+from .runner import (
+    MeasureError,
+    RunnerConfig,
+    RunnerDied,
+    RunnerPhases,
+    RunnerProcess,
+    RunnerTimeout,
+)
 
 __all__ = ["ArgumentError", "Candidate", "MeasureError", "MeasureResult", "Measurer"]
 
@@ -58,7 +66,8 @@ class Candidate:
 class MeasureResult:
     """``status`` is one of tuner.database.STATUSES; ``run_secs`` holds seconds per call for each repeat
     (only when "ok"); ``error`` the whole message of a failure ("" when ok). ``device`` and ``node``
-    say where it ran when that is not the session's own device ("" for a local measurement)."""
+    say where it ran when that is not the session's own device ("" for a local measurement).
+    ``runner_secs`` and ``phases`` say how long the runner took and on what (0 when it never ran)."""
 
     status: str
     run_secs: tuple[float, ...] = ()
@@ -66,6 +75,8 @@ class MeasureResult:
     build_secs: float = 0.0
     device: str = ""
     node: str = ""
+    runner_secs: float = 0.0  # the runner's whole answer, as the tuner waited for it
+    phases: RunnerPhases = field(default_factory=RunnerPhases)  # where the runner's time went
 
     @property
     def mean_secs(self) -> float:
@@ -171,6 +182,7 @@ class Measurer:
         problem = self._signature_problem(outcome.functions)
         if problem is not None:
             return MeasureResult("invalid", error=problem, build_secs=outcome.build_secs)
+        started = time.perf_counter()
         try:
             reply = self._ensure_runner().request(
                 ("measure", outcome.source, outcome.functions), self.run_timeout
@@ -181,15 +193,28 @@ class Measurer:
                 f"the candidate did not finish within {self.run_timeout:g} s (run_timeout: loading, "
                 "checking and timing it); the runner was killed and a new one started"
             )
-            return MeasureResult("timeout", error=error, build_secs=outcome.build_secs)
+            return MeasureResult(
+                "timeout",
+                error=error,
+                build_secs=outcome.build_secs,
+                runner_secs=time.perf_counter() - started,
+            )
         except RunnerDied as died:
             self._stop_runner()
             error = f"runner process died ({died}) while running the candidate"
-            return MeasureResult("runtime_error", error=error, build_secs=outcome.build_secs)
-        _, status, run_secs, error = reply
+            return MeasureResult(
+                "runtime_error",
+                error=error,
+                build_secs=outcome.build_secs,
+                runner_secs=time.perf_counter() - started,
+            )
+        _, status, run_secs, error, phases = reply
         if status == "runtime_error" and self.target.is_gpu:
             self._stop_runner()  # after a GPU fault the context may be unusable: start afresh
-        return MeasureResult(status, tuple(run_secs), error, outcome.build_secs)
+        runner_secs = time.perf_counter() - started
+        return MeasureResult(
+            status, tuple(run_secs), error, outcome.build_secs, runner_secs=runner_secs, phases=phases
+        )
 
     def _signature_problem(self, functions: Sequence[CompiledFunction]) -> str | None:
         found = {function.name: function for function in functions}.get(self._function)
