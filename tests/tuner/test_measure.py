@@ -28,6 +28,7 @@ import pytest
 import tir
 import tuner.measure as measure_module
 from codegen.build import generate_source
+from codegen.cuda.nvcc import nvcc_available
 from tir.bfloat16 import to_bfloat16_bits
 from tuner import workloads
 from tuner.database import STATUSES
@@ -86,6 +87,10 @@ def _assert_ok(result: MeasureResult) -> None:
     assert len(result.run_secs) == 3 and all(t > 0 for t in result.run_secs)
     assert 0 < result.mean_secs < 1 and result.error == ""
     assert result.build_secs > 0
+    assert (
+        result.runner_secs >= result.phases.load_secs + result.phases.check_secs + result.phases.timing_secs
+    )
+    assert result.phases.timing_secs > 0 and result.phases.check_secs > 0
 
 
 @pytest.fixture(scope="module")
@@ -330,6 +335,9 @@ def test_cuda_candidates_are_checked_timed_and_survive_faults_and_hangs():
     ok1, ok2, wrong_result, faulted, ok3, hung, ok4, broken = results
     for result in (ok1, ok2, ok3, ok4):
         _assert_ok(result)
+        # Where nvcc is installed the build workers compiled the candidate: the runner only loaded it.
+        assert result.phases.compiler == ("nvcc" if nvcc_available() else "nvrtc")
+        assert result.runner_secs >= result.phases.load_secs + result.phases.timing_secs > 0
     assert wrong_result.status == "wrong_result" and "max abs error" in wrong_result.error
     assert faulted.status == "runtime_error" and "main_kernel0" in faulted.error
     assert hung.status == "timeout"
