@@ -25,14 +25,13 @@ __all__ = ["OVERLAP_MODES", "Batches", "MeasureClock"]
 
 @dataclass
 class MeasureClock:
-    """The wall time of the measurements, overlapped with the search or not: batches building
-    (``build``: every worker busy or waiting on the slowest) and in the runner (``run``), and
-    the runner's own split of its answers (``load``: loading, which on CUDA is compiling unless
-    the build workers left a cubin; ``check``: the first call, its copies and the comparison;
-    ``timing``). ``nvrtc`` counts the CUDA candidates the runner had to compile itself."""
+    """The wall time of the measurements, beside the search or not: ``batches``, building and
+    running them (on a GPU the runner times each candidate while the rest are built), and the
+    runner's own split of its answers (``runner`` in all: ``load``, which on CUDA is compiling
+    unless the build workers left a cubin, ``check``, the first call with its copies and the
+    comparison, and ``timing``). ``nvrtc`` counts the CUDA candidates the runner compiled."""
 
-    build: float = 0.0
-    run: float = 0.0
+    batches: float = 0.0
     runner: float = 0.0
     load: float = 0.0
     check: float = 0.0
@@ -52,8 +51,8 @@ class MeasureClock:
     def __str__(self) -> str:
         compiled = f", {self.nvrtc} of {self.candidates} compiled by NVRTC there" if self.nvrtc else ""
         return (
-            f"measurements (beside the search): {self.build:.1f} s building batches, {self.run:.1f} s "
-            f"running them ({self.runner:.1f} s in the runner: {self.load:.1f} s loading{compiled}, "
+            f"measurements (beside the search or not): {self.batches:.1f} s building and running "
+            f"batches, {self.runner:.1f} s of it in the runner ({self.load:.1f} s loading{compiled}, "
             f"{self.check:.1f} s checking, {self.timing:.1f} s timing)"
         )
 
@@ -117,22 +116,22 @@ class Batches:
         return done
 
     def _measure(self, candidates: list[Candidate]) -> list[MeasureResult]:
-        if isinstance(self.measurer, Measurer):
-            return self._run(self._build(candidates))
-        return self._run(candidates, self.measurer.measure)  # a Ray session builds and measures at once
+        return self._clocked(self.measurer.measure, candidates)
 
     def _build(self, candidates: list[Candidate]) -> list:
-        started = time.perf_counter()
-        built = self.measurer.build(candidates)
-        self.clock.build += time.perf_counter() - started
-        return built
+        return self._clocked(self.measurer.build, candidates, measured=False)
 
-    def _run(self, built: list, work=None) -> list[MeasureResult]:
+    def _run(self, built: list) -> list[MeasureResult]:
+        return self._clocked(self.measurer.run, built)
+
+    def _clocked(self, work, argument, measured: bool = True):
+        """``work(argument)``, its wall time counted into the clock (and its results, if ``measured``)."""
         started = time.perf_counter()
-        results = (work or self.measurer.run)(built)
-        self.clock.run += time.perf_counter() - started
-        self.clock.add_results(results)
-        return results
+        outcomes = work(argument)
+        self.clock.batches += time.perf_counter() - started
+        if measured:
+            self.clock.add_results(outcomes)
+        return outcomes
 
     def _wait(self, results):
         started = time.perf_counter()

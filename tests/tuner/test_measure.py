@@ -144,6 +144,42 @@ def main(a: T.handle, b: T.handle):
     assert {r.status for r in (wrong, dynamic_shape, broken, good)} <= set(STATUSES)
 
 
+@pytest.mark.parametrize("target", ["c", "metal"])
+def test_gpu_candidates_run_as_they_are_built_cpu_ones_after_the_batch(target):
+    """On a GPU target (here Metal on the host simulator) the runner checks and times each candidate
+    as soon as its build ends, while the workers build the rest; on the CPU no compiler may run beside
+    a kernel being timed, so the whole batch is built first. Results come back in order either way
+    (the simulator checks numbers but does not time: its right answers end as runtime errors)."""
+    space = SpaceGenerator(target)
+    schedules = (space.sample(_workload(), 1), space.sample(TRANSPOSED_B, 1), space.sample(_workload(), 2))
+    candidates = [Candidate(sch.trace.as_json(), sch.mod) for sch in schedules]
+    device = "sim" if target == "metal" else None
+    with Measurer(_workload(), target, workers=2, device=device, run_timeout=60) as m:
+        events = []
+        real_run, real_build = m._run, m._builder.build
+
+        def run(outcome):
+            events.append("run")
+            return real_run(outcome)
+
+        def build(tasks, on_built=None):
+            events.append("build")
+            outcomes = real_build(tasks, on_built)
+            events.append("built")
+            return outcomes
+
+        m._run, m._builder.build = run, build
+        first, wrong, second = m.measure(candidates)
+    streamed = ["build", "run", "run", "run", "built"]
+    assert events == (streamed if target == "metal" else ["build", "built", "run", "run", "run"])
+    for result in (first, second):
+        if target == "c":
+            _assert_ok(result)
+        else:  # the simulator checks the numbers, then refuses to time: host times say nothing of a GPU
+            assert result.status == "runtime_error" and "never reports timings" in result.error
+    assert wrong.status == "wrong_result" and "max abs error" in wrong.error
+
+
 def test_a_crashing_kernel_is_a_runtime_error_and_the_next_runs(measurer):
     crash, good = measurer.measure([_unscheduled(_workload(), source=SEGFAULT_SOURCE), _scheduled(1)])
     assert crash.status == "runtime_error"

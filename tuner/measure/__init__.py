@@ -7,7 +7,8 @@ the workload's random arguments and expected outputs once (a numpy
 ``reference`` when given, else the unscheduled workload built for C, checked
 against ``tir.interpret`` when it is small), then for each batch builds the
 candidates in worker processes under ``build_timeout`` (builder.py) and runs
-them one at a time in one runner process under ``run_timeout`` (runner.py):
+them one at a time in one runner process under ``run_timeout`` (runner.py; on
+a GPU each as soon as it is built, while the workers build the rest):
 every candidate is checked against the expected outputs before it is timed, so
 a wrong kernel is recorded as "wrong_result" and never wins. A crash, a hang or
 an exception in either phase costs only that candidate; Ctrl-C stops every
@@ -32,7 +33,7 @@ from tir import Buffer, IRModule, PrimFunc
 from tir.bfloat16 import to_bfloat16_bits
 
 from .arrays import ArgumentError, fresh_arguments, mismatch, random_arguments, written_params
-from .builder import BUILT, BuildOutcome, BuildPool, BuildTask
+from .builder import BUILT, BuildOutcome, BuildPool, BuildTask, OnBuilt
 from .runner import (
     MeasureError,
     RunnerConfig,
@@ -155,14 +156,28 @@ class Measurer:
     # ------------------------------------------------------------ measuring
 
     def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
-        """Build, check and time ``candidates``; one result each, in the same order."""
-        return self.run(self.build(candidates))
+        """Build, check and time ``candidates``; one result each, in the same order.
 
-    def build(self, candidates: Sequence[Candidate]) -> list[BuildOutcome]:
-        """The first half of ``measure``: build ``candidates`` in the worker processes."""
+        On a GPU each candidate runs as soon as it is built, while the workers build the rest
+        (the GPU's timings do not need the host's cores); on the CPU the batch is built first,
+        so that no compiler runs beside a kernel being timed.
+        """
+        if not self.target.is_gpu:
+            return self.run(self.build(candidates))
+        results: list[MeasureResult | None] = [None] * len(candidates)
+
+        def run_built(index: int, outcome: BuildOutcome) -> None:
+            results[index] = self._run(outcome)
+
+        self.build(candidates, run_built)
+        return results  # type: ignore[return-value]
+
+    def build(self, candidates: Sequence[Candidate], on_built: OnBuilt | None = None) -> list[BuildOutcome]:
+        """The first half of ``measure``: build ``candidates`` in the worker processes
+        (``on_built(index, outcome)`` as each ends, see ``BuildPool.build``)."""
         try:
             tasks = [BuildTask(c.mod, str(self.target), c.source_override) for c in candidates]
-            return self._builder.build(tasks)
+            return self._builder.build(tasks, on_built)
         except BaseException:
             self.close()  # Ctrl-C (or a bug here) must not leave workers or the runner behind
             raise
