@@ -13,7 +13,9 @@ guided by the cost model and by random sampling of the same space, then re-times
 the best kernel of every run side by side in one runner (median of 5 interleaved
 rounds) and prints both, with each run's best after 1/4, 1/2 and 3/4 of the trials.
 Each tuning run prints where its wall time went (TuneResult.time_split); --overlap
-picks what runs while the next batch is proposed (tune's ``overlap``).
+picks what runs while the next batch is proposed (tune's ``overlap``);
+--runner-compiles leaves every CUDA compile to the runner's NVRTC, as before the
+build workers compiled with nvcc (benchmarks/tuner_speed_gpu.sh compares the two).
 """
 
 from __future__ import annotations
@@ -89,7 +91,17 @@ def main() -> None:
     parser.add_argument(
         "--overlap", default="auto", choices=OVERLAP_MODES, help="what runs while the next batch is proposed"
     )
+    parser.add_argument(
+        "--runner-compiles",
+        action="store_true",
+        help="CUDA: the build workers skip nvcc, so the runner compiles every candidate with NVRTC "
+        "(the measurement before the build workers compiled; use a fresh TIR_CACHE_DIR and CUPY_CACHE_DIR)",
+    )
     args = parser.parse_args()
+    if args.runner_compiles:
+        import codegen.cuda
+
+        codegen.cuda.nvcc_available = lambda: False  # read by its precompile, here and in the forked workers
     sizes = [int(s) for s in args.sizes.split(",")]
     trials = [int(t) for t in args.trials.split(",")]
     trials = trials * len(sizes) if len(trials) == 1 else trials
