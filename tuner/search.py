@@ -32,7 +32,7 @@ from tir.function import IRModule, PrimFunc
 from .batches import OVERLAP_MODES, Batches, MeasureClock
 from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
-from .features import FEATURE_LENGTH, extract_features
+from .feature_pool import FeaturePool, default_workers
 from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
@@ -114,6 +114,7 @@ def tune(
     guided: bool = True,
     runner: Runner | None = None,
     overlap: str = "auto",
+    search_workers: int | None = None,
 ) -> TuneResult:
     """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
 
@@ -130,7 +131,9 @@ def tune(
     cannot run here (local runner) raises RuntimeUnavailableError before the
     database file is created. ``overlap`` proposes the next batch while the last
     one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``; see
-    tuner/batches.py; a Ray session measures its batches at once).
+    tuner/batches.py; a Ray session measures its batches at once). ``search_workers`` is how
+    many processes compute the proposed candidates' feature vectors (default: half the cores,
+    at most 8; 1 computes them in this one; tuner/feature_pool.py): the result is the same.
     """
     if overlap not in OVERLAP_MODES:
         raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
@@ -140,6 +143,7 @@ def tune(
     runner.check(target)  # before the database file: where the target cannot run, none is left behind
     database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
+    features = FeaturePool(search_workers or default_workers())
     try:
         with (
             TuningTask(
@@ -156,6 +160,7 @@ def tune(
                 batch_size=batch_size,
                 trials=trials,
                 overlap=overlap,
+                features=features,
             ) as task,
             TuningProgress(task.result.workload, trials, enabled=progress) as bar,
         ):
@@ -172,6 +177,7 @@ def tune(
                         bar.note("the design space has no unmeasured candidate left")
                     break
     finally:
+        features.close()
         if own_runner:
             runner.close()
         if not isinstance(db, Database):
@@ -207,8 +213,10 @@ class TuningTask:
         batch_size: int | None = None,
         trials: int | None = None,
         overlap: str = "none",
+        features: FeaturePool | None = None,
     ):
         self.mod = mod if isinstance(mod, IRModule) else IRModule.from_func(mod)
+        self.features = features if features is not None else FeaturePool(1)
         self.target = target
         self.database = database
         self.model = model
@@ -231,7 +239,7 @@ class TuningTask:
             needs_more = trials is None or len(records) < trials
             if guided and model.num_samples == 0 and records and needs_more:
                 self._feature_seconds += _learn_records(
-                    model, records, self.mod, target, self.flops, self.key
+                    model, records, self.mod, target, self.flops, self.key, self.features
                 )
             best = _best(database, self.key, target, self.device)
             self.result = TuneResult(
@@ -239,7 +247,7 @@ class TuningTask:
             )
             self.result.resumed = len(records)
             self.result.errors = sum(r.status != "ok" for r in records)
-            self.elders = _Elders(self.mod, target, self.flops)
+            self.elders = _Elders(self.mod, target, self.flops, self.features)
             self.batches = Batches(self.session, overlap, target)
         except BaseException:
             self.session.close()
@@ -273,6 +281,7 @@ class TuningTask:
                 self.guided,
                 self.flops,
                 self.elders,
+                self.features,
             )
             self._feature_seconds += scored_seconds
             self.seen.update(c.key for c in pool)
@@ -340,7 +349,7 @@ class _Scored:
     sch: Schedule
     trace_json: dict
     key: str
-    features: np.ndarray
+    features: np.ndarray | None  # None until the group it was admitted with is featurized
     score: float = 0.0
     family: str = ""  # the key of the sample or record it descends from by mutation
 
@@ -357,29 +366,43 @@ class _Scored:
 
 
 def _propose(
-    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops, elders
+    space,
+    model,
+    mod,
+    database,
+    key,
+    target,
+    device,
+    rng,
+    count,
+    seen,
+    epsilon,
+    guided,
+    flops,
+    elders,
+    features,
 ):
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
     keys = set(seen)
 
     def admit(schedules, family: str = "") -> list[_Scored]:
-        """The schedules neither measured nor proposed yet this round, with their features."""
+        """The schedules neither measured nor proposed yet this round (their features come after,
+        a group at a time: ``_featurize``)."""
         fresh = []
         for sch in schedules:
             trace_json = sch.trace.as_json()
             trace_key = _trace_key(trace_json)
             if trace_key not in keys:
                 keys.add(trace_key)
-                fresh.append(
-                    _Scored(sch, trace_json, trace_key, _features(sch, target, flops), family=family)
-                )
+                fresh.append(_Scored(sch, trace_json, trace_key, None, family=family))
         return fresh
 
     # Until the model has seen a few measurements its scores mean little: the first batches
     # are random samples.
     guided = guided and model.is_trained and len(seen) >= WARMUP_TRIALS
     samples = _sample_new(space, mod, rng, count * (RANDOM_PER_MEASURED if guided else 1), admit)
+    _featurize(features, target, flops, samples)
     if not guided:
         return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
@@ -388,8 +411,11 @@ def _propose(
     for _generation in range(GENERATIONS):
         _score(model, population + elders)
         parents = sorted(population + elders, key=lambda c: -c.score)[: max(PARENTS, count)]
+        children = []
         for parent in parents:
-            population += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
+            children += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
+        _featurize(features, target, flops, children)
+        population += children
     _score(model, population)
     return _select(population, samples, count, epsilon, rng), time.perf_counter() - started
 
@@ -398,19 +424,17 @@ class _Elders:
     """The best records as candidates to breed from, each replayed and featurized once per run
     (the best records of one round are mostly those of the round before)."""
 
-    def __init__(self, mod: IRModule, target: Target, flops: int):
-        self.mod, self.target, self.flops = mod, target, flops
+    def __init__(self, mod: IRModule, target: Target, flops: int, features: FeaturePool):
+        self.mod, self.target, self.flops, self.features = mod, target, flops, features
         self._known: dict[str, _Scored] = {}
 
     def of(self, records: list[TuningRecord]) -> list[_Scored]:
         found = []
-        for record, sch in _replayed(
-            [r for r in records if _trace_key(r.trace) not in self._known], self.mod
-        ):
+        replayed = _replayed([r for r in records if _trace_key(r.trace) not in self._known], self.mod)
+        vectors = self.features.features([sch.mod for _, sch in replayed], self.target, self.flops)
+        for (record, sch), vector in zip(replayed, vectors):
             trace_json = sch.trace.as_json()
-            self._known[_trace_key(record.trace)] = _Scored(
-                sch, trace_json, _trace_key(trace_json), _features(sch, self.target, self.flops)
-            )
+            self._known[_trace_key(record.trace)] = _Scored(sch, trace_json, _trace_key(trace_json), vector)
         for record in records:
             elder = self._known.get(_trace_key(record.trace))
             if elder is not None:
@@ -466,11 +490,9 @@ def _mutants(space, parent: _Scored, mod, rng, children: int):
             yield child
 
 
-def _features(sch: Schedule, target: Target, flops: int) -> np.ndarray:
-    try:
-        return extract_features(sch.mod, target, flops)
-    except Exception:  # noqa: BLE001 - a candidate the lowering rejects is measured and recorded as invalid
-        return np.zeros(FEATURE_LENGTH, dtype=np.float32)
+def _featurize(features: FeaturePool, target: Target, flops: int, candidates: list[_Scored]) -> None:
+    for candidate, vector in zip(candidates, features.features([c.mod for c in candidates], target, flops)):
+        candidate.features = vector
 
 
 def _score(model: CostModel, population: list[_Scored]) -> None:
@@ -528,12 +550,14 @@ def _load_model(path: str, seed: int) -> CostModel:
         return CostModel(seed=seed)
 
 
-def _learn_records(model: CostModel, records, mod, target, flops: int, key: str, limit: int = 512) -> float:
+def _learn_records(
+    model: CostModel, records, mod, target, flops: int, key: str, pool: FeaturePool, limit: int = 512
+) -> float:
     """Train ``model`` on the newest ``limit`` records already in the database (a run resumed
     without a usable saved model); returns the seconds spent on features."""
     started = time.perf_counter()
     replayed = _replayed(records[-limit:], mod)
-    features = [_features(sch, target, flops) for _, sch in replayed]
+    features = pool.features([sch.mod for _, sch in replayed], target, flops)
     throughputs = [record.gflops or 0.0 for record, _ in replayed]
     if features:
         model.update(np.stack(features), np.asarray(throughputs), workload=key)
