@@ -30,8 +30,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import functools
-import hashlib
-import json
 import pstats
 import sys
 import tempfile
@@ -46,46 +44,12 @@ import tuner.features  # noqa: E402
 import tuner.space.generator  # noqa: E402
 import tuner.space.limits  # noqa: E402
 from schedule import Trace  # noqa: E402
+from tests.tuner.fake_runner import FakeRunner  # noqa: E402
 from tuner import tune, workloads  # noqa: E402
 from tuner.cost_model import CostModel  # noqa: E402
-from tuner.measure import MeasureResult  # noqa: E402
 from tuner.space import SpaceGenerator  # noqa: E402
 
 PHASES = ("sample", "replay", "limit check", "planning", "lower", "features", "model", "other")
-
-
-class FakeSession:
-    """A measurement session that measures nothing: a run time made up from the trace."""
-
-    device_name = "fake"
-
-    def measure(self, candidates):
-        results = []
-        for candidate in candidates:
-            digest = hashlib.sha256(json.dumps(candidate.trace_json, sort_keys=True).encode()).digest()
-            seconds = 1e-3 * (1 + digest[0] / 64)
-            results.append(MeasureResult("ok", (seconds,) * 3))
-        return results
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-
-class FakeRunner:
-    def check(self, target) -> None:
-        pass
-
-    def session(self, workload, target, *, reference=None, seed=0) -> FakeSession:
-        return FakeSession()
-
-    def close(self) -> None:
-        pass
 
 
 class PhaseClock:

@@ -3,7 +3,6 @@ here, a dead worker costs only time, and a tuning run chooses the same candidate
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -16,8 +15,9 @@ from tir import IRModule
 from tuner import tune, workloads
 from tuner.database import Database, workload_key
 from tuner.feature_pool import FeaturePool, candidate_features
-from tuner.measure import MeasureResult
 from tuner.space import SpaceGenerator
+
+from .fake_runner import FakeRunner
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks its workers")
 
@@ -57,40 +57,6 @@ def test_a_dead_worker_costs_only_time():
             np.testing.assert_array_equal(vector, want)
 
 
-class _TraceTimedSession:
-    """Measures nothing: each candidate's run time is made up from a hash of its trace, so that two
-    runs measure the same numbers exactly when they choose the same candidates."""
-
-    device_name = "fake"
-
-    def measure(self, candidates):
-        results = []
-        for candidate in candidates:
-            digest = hashlib.sha256(json.dumps(candidate.trace_json, sort_keys=True).encode()).digest()
-            results.append(MeasureResult("ok", (1e-4 * (1 + digest[0] / 64),) * 3))
-        return results
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        pass
-
-
-class _FakeRunner:
-    def check(self, target) -> None:
-        pass
-
-    def session(self, workload, target, *, reference=None, seed=0):
-        return _TraceTimedSession()
-
-    def close(self) -> None:
-        pass
-
-
 def test_a_run_chooses_the_same_candidates_with_feature_workers(tmp_path):
     """Past the random warm-up the cost model ranks samples, mutants and the best records by their
     features: computed by three processes or by one, the records come out identical, in order."""
@@ -98,7 +64,7 @@ def test_a_run_chooses_the_same_candidates_with_feature_workers(tmp_path):
     traces = []
     for workers in (1, 3):
         db = tmp_path / f"w{workers}.db"
-        tune(mod, "c", 28, db, runner=_FakeRunner(), progress=False, search_workers=workers)
+        tune(mod, "c", 28, db, runner=FakeRunner(), progress=False, search_workers=workers)
         with Database(db) as database:
             records = database.records(workload_key(mod), "c", "fake")
         traces.append([json.dumps(r.trace, sort_keys=True) for r in records])
