@@ -46,7 +46,14 @@ def matmul_reference(n: int):
 
 
 def tune_size(
-    n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True, overlap: str = "auto"
+    n: int,
+    target: str,
+    trials: int,
+    db: Path,
+    seed: int,
+    guided: bool = True,
+    overlap: str = "auto",
+    search_workers: int | None = None,
 ):
     mod = workloads.make("matmul", f"{n},{n},{n}")
     result = tune(
@@ -59,6 +66,7 @@ def tune_size(
         progress=False,
         guided=guided,
         overlap=overlap,
+        search_workers=search_workers,
     )
     return mod, result
 
@@ -97,6 +105,12 @@ def main() -> None:
         help="CUDA: the build workers skip nvcc, so the runner compiles every candidate with NVRTC "
         "(the measurement before the build workers compiled; use a fresh TIR_CACHE_DIR and CUPY_CACHE_DIR)",
     )
+    parser.add_argument(
+        "--search-workers",
+        type=int,
+        default=None,
+        help="tune's search_workers (default: half the cores, at most 8)",
+    )
     args = parser.parse_args()
     if args.runner_compiles:
         import codegen.cuda
@@ -113,7 +127,9 @@ def main() -> None:
         return
     for n, budget in zip(sizes, trials):
         db = Path(args.db) if args.db else folder / f"matmul_{n}.db"
-        mod, result = tune_size(n, args.target, budget, db, seeds[0], overlap=args.overlap)
+        mod, result = tune_size(
+            n, args.target, budget, db, seeds[0], overlap=args.overlap, search_workers=args.search_workers
+        )
         seconds, device, anchors = measure_best(mod, args.target, db, n)
         flops = 2 * n**3
         print(f"{n}^3 on {device}: {budget} trials, {result.errors} failed candidates; {result.time_split()}")

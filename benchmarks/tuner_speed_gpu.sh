@@ -7,8 +7,9 @@
 # 1. The GPU tests of what changed: candidates compiled by the build workers (nvcc) and loaded by
 #    the runner, faults and hangs still caught (a failure here is printed, the timings still run).
 # 2. `tune_matmul.py --target cuda --sizes 1024 --trials 64` (the issue's 45 s target), then the same
-#    with --runner-compiles (every compile left to the runner's NVRTC, one candidate after another,
-#    as before this change; each run streams its batch through the runner either way). Each run has
+#    with --runner-compiles --search-workers 1 (every compile left to the runner's NVRTC, one
+#    candidate after another, and every feature vector computed in the tuner, as before this change;
+#    the batches are streamed through the runner either way). Each run has
 #    fresh compiler caches (TIR_CACHE_DIR, CUPY_CACHE_DIR), so nothing is reused from the other.
 #    Each prints "N s wall: ... cost model loop, ... waiting for builds and measurements ...;
 #    measurements (beside the search or not): ... in the runner (... loading[, K of 64 compiled by
@@ -29,7 +30,7 @@ $PY -m pytest -q -m gpu -x tests/codegen/test_cuda_runtime.py \
   "tests/tuner/test_measure.py::test_cuda_candidates_are_checked_timed_and_survive_faults_and_hangs" \
   || echo "== GPU TESTS FAILED (above)"
 $PY benchmarks/replay_speed.py --steady 60
-for run in "--seeds 0" "--seeds 0 --runner-compiles" "--seeds 1"; do
+for run in "--seeds 0" "--seeds 0 --runner-compiles --search-workers 1" "--seeds 1"; do
   fresh_caches
   echo "== tune_matmul.py --target cuda --sizes 1024 --trials 64 $run"
   $PY benchmarks/tune_matmul.py --target cuda --sizes 1024 --trials 64 $run
