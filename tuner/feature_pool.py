@@ -29,6 +29,7 @@ from codegen.target import Target
 from tir import IRModule
 
 from .features import FEATURE_LENGTH, extract_features
+from .measure.local_runner import LocalRunner
 from .measure.processes import Child
 
 # At most this many feature workers: a batch proposes about 100 candidates, and the build
@@ -36,8 +37,11 @@ from .measure.processes import Child
 MAX_WORKERS = 8
 
 
-def default_workers() -> int:
-    """Half the cores, at most MAX_WORKERS; 1 (no worker processes) on a machine of 2 or 3 cores."""
+def default_workers(runner: object) -> int:
+    """Half the cores, at most MAX_WORKERS; 1 (no worker processes) on a machine of 2 or 3 cores,
+    and beside any runner but the local one (a Ray driver's threads are not ones to fork)."""
+    if not isinstance(runner, LocalRunner):
+        return 1
     return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // 2))
 
 

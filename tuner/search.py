@@ -133,7 +133,8 @@ def tune(
     one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``; see
     tuner/batches.py; a Ray session measures its batches at once). ``search_workers`` is how
     many processes compute the proposed candidates' feature vectors (default: half the cores,
-    at most 8; 1 computes them in this one; tuner/feature_pool.py): the result is the same.
+    at most 8, with the local runner; 1 computes them in this one; tuner/feature_pool.py):
+    the result is the same.
     """
     if overlap not in OVERLAP_MODES:
         raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
@@ -143,7 +144,7 @@ def tune(
     runner.check(target)  # before the database file: where the target cannot run, none is left behind
     database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
-    features = FeaturePool(search_workers or default_workers())
+    features = FeaturePool(search_workers or default_workers(runner))
     try:
         with (
             TuningTask(

@@ -205,7 +205,7 @@ def tune_tasks(
     database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
     opened: list[TuningTask] = []
-    features = FeaturePool(search_workers or default_workers())
+    features = FeaturePool(search_workers or default_workers(runner))
     try:
         for number, spec in enumerate(tasks):
             task = TuningTask(
