@@ -288,6 +288,8 @@ def split(
     # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent
     # (for a symbolic extent, when the analyzer proves the guard, as TVM).
     exact = not symbolic and prod(sizes) == loop.extent.value
+    if symbolic:  # n * 32 split by 32: the inferred n times 32 is the extent itself
+        exact = analyzer.can_prove_equal(prod(extents), op.cast(dtype, loop.extent))
     guard = op.lt(fused, op.cast(dtype, loop.extent))
     needed = not (exact or disable_predication or (symbolic and analyzer.can_prove(guard)))
     predicate = guard if needed else None
