@@ -13,7 +13,9 @@ guided by the cost model and by random sampling of the same space, then re-times
 the best kernel of every run side by side in one runner (median of 5 interleaved
 rounds) and prints both, with each run's best after 1/4, 1/2 and 3/4 of the trials.
 Each tuning run prints where its wall time went (TuneResult.time_split); --overlap
-picks what runs while the next batch is proposed (tune's ``overlap``).
+picks what runs while the next batch is proposed (tune's ``overlap``);
+--runner-compiles leaves every CUDA compile to the runner's NVRTC, as before the
+build workers compiled with nvcc (benchmarks/tuner_speed_gpu.sh compares the two).
 """
 
 from __future__ import annotations
@@ -44,7 +46,14 @@ def matmul_reference(n: int):
 
 
 def tune_size(
-    n: int, target: str, trials: int, db: Path, seed: int, guided: bool = True, overlap: str = "auto"
+    n: int,
+    target: str,
+    trials: int,
+    db: Path,
+    seed: int,
+    guided: bool = True,
+    overlap: str = "auto",
+    search_workers: int | None = None,
 ):
     mod = workloads.make("matmul", f"{n},{n},{n}")
     result = tune(
@@ -57,6 +66,7 @@ def tune_size(
         progress=False,
         guided=guided,
         overlap=overlap,
+        search_workers=search_workers,
     )
     return mod, result
 
@@ -89,7 +99,23 @@ def main() -> None:
     parser.add_argument(
         "--overlap", default="auto", choices=OVERLAP_MODES, help="what runs while the next batch is proposed"
     )
+    parser.add_argument(
+        "--runner-compiles",
+        action="store_true",
+        help="CUDA: the build workers skip nvcc, so the runner compiles every candidate with NVRTC "
+        "(the measurement before the build workers compiled; use a fresh TIR_CACHE_DIR and CUPY_CACHE_DIR)",
+    )
+    parser.add_argument(
+        "--search-workers",
+        type=int,
+        default=None,
+        help="tune's search_workers (default: half the cores, at most 8)",
+    )
     args = parser.parse_args()
+    if args.runner_compiles:
+        import codegen.cuda
+
+        codegen.cuda.nvcc_available = lambda: False  # read by its precompile, here and in the forked workers
     sizes = [int(s) for s in args.sizes.split(",")]
     trials = [int(t) for t in args.trials.split(",")]
     trials = trials * len(sizes) if len(trials) == 1 else trials
@@ -101,7 +127,9 @@ def main() -> None:
         return
     for n, budget in zip(sizes, trials):
         db = Path(args.db) if args.db else folder / f"matmul_{n}.db"
-        mod, result = tune_size(n, args.target, budget, db, seeds[0], overlap=args.overlap)
+        mod, result = tune_size(
+            n, args.target, budget, db, seeds[0], overlap=args.overlap, search_workers=args.search_workers
+        )
         seconds, device, anchors = measure_best(mod, args.target, db, n)
         flops = 2 * n**3
         print(f"{n}^3 on {device}: {budget} trials, {result.errors} failed candidates; {result.time_split()}")

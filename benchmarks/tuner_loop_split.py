@@ -30,8 +30,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import functools
-import hashlib
-import json
 import pstats
 import sys
 import tempfile
@@ -41,51 +39,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import codegen.pipeline  # noqa: E402
+import tuner.feature_pool  # noqa: E402
 import tuner.features  # noqa: E402
-import tuner.search  # noqa: E402
 import tuner.space.generator  # noqa: E402
 import tuner.space.limits  # noqa: E402
 from schedule import Trace  # noqa: E402
+from tests.tuner.fake_runner import FakeRunner  # noqa: E402
 from tuner import tune, workloads  # noqa: E402
 from tuner.cost_model import CostModel  # noqa: E402
-from tuner.measure import MeasureResult  # noqa: E402
 from tuner.space import SpaceGenerator  # noqa: E402
 
 PHASES = ("sample", "replay", "limit check", "planning", "lower", "features", "model", "other")
-
-
-class FakeSession:
-    """A measurement session that measures nothing: a run time made up from the trace."""
-
-    device_name = "fake"
-
-    def measure(self, candidates):
-        results = []
-        for candidate in candidates:
-            digest = hashlib.sha256(json.dumps(candidate.trace_json, sort_keys=True).encode()).digest()
-            seconds = 1e-3 * (1 + digest[0] / 64)
-            results.append(MeasureResult("ok", (seconds,) * 3))
-        return results
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-
-class FakeRunner:
-    def check(self, target) -> None:
-        pass
-
-    def session(self, workload, target, *, reference=None, seed=0) -> FakeSession:
-        return FakeSession()
-
-    def close(self) -> None:
-        pass
 
 
 class PhaseClock:
@@ -120,7 +84,7 @@ def instrument(clock: PhaseClock) -> None:
     planned = clock.wrap("planning", codegen.pipeline.planned_allocations)
     codegen.pipeline.planned_allocations = tuner.space.limits.planned_allocations = planned
     tuner.features.lower_for_target = clock.wrap("lower", tuner.features.lower_for_target)
-    tuner.search.extract_features = clock.wrap("features", tuner.search.extract_features)
+    tuner.feature_pool.extract_features = clock.wrap("features", tuner.feature_pool.extract_features)
     CostModel.update = clock.wrap("model", CostModel.update)
     CostModel.predict = clock.wrap("model", CostModel.predict)
 
@@ -134,6 +98,13 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", type=int, default=0, help="print cProfile's top N by cumulative time")
+    parser.add_argument(
+        "--search-workers",
+        type=int,
+        default=1,
+        help="tune's search_workers (default 1: every phase in this process, where the CPU time is read; "
+        "with more, the features of most candidates are computed in other processes and not counted)",
+    )
     args = parser.parse_args()
     clock = PhaseClock()
     instrument(clock)
@@ -145,7 +116,14 @@ def main() -> None:
             profiler.enable()
         database = Path(folder) / "t.db"
         result = tune(
-            mod, args.target, args.trials, database, seed=args.seed, runner=FakeRunner(), progress=False
+            mod,
+            args.target,
+            args.trials,
+            database,
+            seed=args.seed,
+            runner=FakeRunner(),
+            progress=False,
+            search_workers=args.search_workers,
         )
         if profiler is not None:
             profiler.disable()

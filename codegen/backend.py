@@ -39,7 +39,8 @@ class Backend:
     ``is_gpu``: whether functions are split into kernel launches. ``runtimes``: each
     device the target runs on (the first is the default) with the module whose
     ``load(source, functions, target)`` runs there, imported only when loading.
-    ``precompile(source, target)``: compiling done in the build workers (C), or None.
+    ``precompile(source, target)``: compiling done in the build workers (C: the library;
+    CUDA: a cubin the runtime loads instead of compiling again), or None.
     ``group_word`` / ``shared_word``: what the target calls a thread group and its
     shared memory, in error messages. ``exporter``: the module whose
     ``export(module, folder, name)`` writes what an application needs (``Module.export``).

@@ -18,7 +18,6 @@ import json
 import math
 import random
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,11 +29,11 @@ from codegen.timing import significant
 from schedule import Schedule, Trace
 from tir.function import IRModule, PrimFunc
 
+from .batches import OVERLAP_MODES, Batches, MeasureClock
 from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
-from .features import FEATURE_LENGTH, extract_features
-from .measure import Candidate, Measurer
-from .measure.local_runner import LocalRunner, MeasureSession, Runner
+from .feature_pool import FeaturePool, default_workers
+from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
 
@@ -61,6 +60,7 @@ class TuneResult:
     measure_seconds: float = 0.0  # waiting for builds and measurements (not overlapped with the above)
     build_seconds: float = 0.0  # the build workers' seconds on this run's candidates, summed over workers
     resumed: int = 0  # trials already in the database when the run started
+    measurement: MeasureClock = field(default_factory=MeasureClock)
 
     def time_split(self) -> str:
         """Where the wall time went, as one line (``tir tune`` and benchmarks/tune_matmul.py print it)."""
@@ -68,7 +68,8 @@ class TuneResult:
         return (
             f"{self.seconds:.1f} s wall: {self.cost_model_seconds:.1f} s cost model loop, "
             f"{self.measure_seconds:.1f} s waiting for builds and measurements "
-            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other"
+            f"({self.build_seconds:.1f} s of building summed over the workers), {other:.1f} s other; "
+            f"{self.measurement}"
         )
 
     @property
@@ -113,6 +114,7 @@ def tune(
     guided: bool = True,
     runner: Runner | None = None,
     overlap: str = "auto",
+    search_workers: int | None = None,
 ) -> TuneResult:
     """Measure candidates of ``mod`` on ``target`` until ``db`` holds ``trials`` of them, and record them.
 
@@ -129,7 +131,10 @@ def tune(
     cannot run here (local runner) raises RuntimeUnavailableError before the
     database file is created. ``overlap`` proposes the next batch while the last
     one is built, and on GPU targets measured too (one of ``OVERLAP_MODES``; see
-    _Batches; a Ray session measures its batches at once).
+    tuner/batches.py; a Ray session measures its batches at once). ``search_workers`` is how
+    many processes compute the proposed candidates' feature vectors (default: half the cores,
+    at most 8, with the local runner; 1 computes them in this one; tuner/feature_pool.py):
+    the result is the same.
     """
     if overlap not in OVERLAP_MODES:
         raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
@@ -139,6 +144,7 @@ def tune(
     runner.check(target)  # before the database file: where the target cannot run, none is left behind
     database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
+    features = FeaturePool(search_workers or default_workers(runner))
     try:
         with (
             TuningTask(
@@ -155,6 +161,7 @@ def tune(
                 batch_size=batch_size,
                 trials=trials,
                 overlap=overlap,
+                features=features,
             ) as task,
             TuningProgress(task.result.workload, trials, enabled=progress) as bar,
         ):
@@ -171,6 +178,7 @@ def tune(
                         bar.note("the design space has no unmeasured candidate left")
                     break
     finally:
+        features.close()
         if own_runner:
             runner.close()
         if not isinstance(db, Database):
@@ -206,8 +214,10 @@ class TuningTask:
         batch_size: int | None = None,
         trials: int | None = None,
         overlap: str = "none",
+        features: FeaturePool | None = None,
     ):
         self.mod = mod if isinstance(mod, IRModule) else IRModule.from_func(mod)
+        self.features = features if features is not None else FeaturePool(1)
         self.target = target
         self.database = database
         self.model = model
@@ -230,7 +240,7 @@ class TuningTask:
             needs_more = trials is None or len(records) < trials
             if guided and model.num_samples == 0 and records and needs_more:
                 self._feature_seconds += _learn_records(
-                    model, records, self.mod, target, self.flops, self.key
+                    model, records, self.mod, target, self.flops, self.key, self.features
                 )
             best = _best(database, self.key, target, self.device)
             self.result = TuneResult(
@@ -238,8 +248,8 @@ class TuningTask:
             )
             self.result.resumed = len(records)
             self.result.errors = sum(r.status != "ok" for r in records)
-            self.elders = _Elders(self.mod, target, self.flops)
-            self.batches = _Batches(self.session, overlap, target)
+            self.elders = _Elders(self.mod, target, self.flops, self.features)
+            self.batches = Batches(self.session, overlap, target)
         except BaseException:
             self.session.close()
             raise
@@ -272,6 +282,7 @@ class TuningTask:
                 self.guided,
                 self.flops,
                 self.elders,
+                self.features,
             )
             self._feature_seconds += scored_seconds
             self.seen.update(c.key for c in pool)
@@ -295,6 +306,7 @@ class TuningTask:
             self.session.close()
         result = self.result
         result.measure_seconds = self.batches.wait_seconds
+        result.measurement = self.batches.clock
         result.seconds = time.perf_counter() - self._started
         result.cost_model_seconds = (
             self.model.training_seconds + self.model.prediction_seconds + self._feature_seconds
@@ -331,83 +343,6 @@ def _absorb(result: TuneResult, database: Database, records: list[TuningRecord],
             update(result.best_gflops, result.errors)
 
 
-# What tune(overlap=...) runs in the background while the next batch is proposed.
-OVERLAP_MODES = ("auto", "measure", "build", "none")
-
-
-class _Batches:
-    """Measures batches of candidates, partly in the background while the next is proposed.
-
-    ``submit(pool)`` starts on ``pool`` and returns the batches that are done, each with its
-    results. With ``overlap="none"`` that is ``pool`` itself, built and measured at once.
-    Otherwise it is the batch submitted before: the caller proposes the next batch while the
-    build workers (other processes; this thread only waits on them) build the last one, and
-    with ``"measure"`` while the runner times it too. ``"auto"`` is ``"measure"`` on GPU
-    targets, whose timings a busy host core does not disturb, and ``"build"`` on the CPU,
-    where the kernel being timed needs every core. The price is one batch of staleness: a
-    batch is proposed by the model trained on every batch but the one in flight. The first
-    batch is measured at once, from this thread: the build workers are forked when first
-    needed and kept, and forking from the background thread while this one runs could hand
-    a worker a lock this thread held.
-    """
-
-    def __init__(self, measurer: MeasureSession, overlap: str, target: Target):
-        if overlap == "auto":
-            overlap = "measure" if target.is_gpu else "build"
-        if not isinstance(measurer, Measurer):
-            overlap = "none"  # a Ray session keeps its cluster busy itself, and only measures whole batches
-        self.measurer = measurer
-        self.overlap = overlap
-        self.wait_seconds = 0.0
-        self._background = ThreadPoolExecutor(max_workers=1) if overlap != "none" else None
-        self._pending: tuple[list[_Scored], Future] | None = None
-        self._started = False
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._pending[0]) if self._pending is not None else 0
-
-    def submit(self, pool: list[_Scored]) -> list[tuple[list[_Scored], list]]:
-        done = []
-        if self._background is None or not self._started:
-            # The first batch runs here, so the build workers (forked on first use and kept)
-            # are forked from this thread, never while another thread holds a lock.
-            self._started = bool(pool)
-            if pool:
-                done.append((pool, self._wait(lambda: self.measurer.measure(_candidates(pool)))))
-            return done
-        if self._pending is not None:
-            pending_pool, future = self._pending
-            self._pending = None
-            results = self._wait(future.result)
-            if self.overlap == "build":
-                results = self._wait(lambda: self.measurer.run(results))
-            done.append((pending_pool, results))
-        if pool:
-            work = self.measurer.measure if self.overlap == "measure" else self.measurer.build
-            self._pending = (pool, self._background.submit(work, _candidates(pool)))
-        return done
-
-    def _wait(self, results):
-        started = time.perf_counter()
-        measured = results()
-        self.wait_seconds += time.perf_counter() - started
-        return measured
-
-    def close(self) -> None:
-        """After an error or Ctrl-C: stop the work in flight (its processes) and the thread."""
-        if self._background is None:
-            return
-        if self._pending is not None:
-            self.measurer.close()
-            self._pending = None
-        self._background.shutdown(wait=True)
-
-
-def _candidates(pool: list[_Scored]) -> list[Candidate]:
-    return [Candidate(c.trace_json, c.mod) for c in pool]
-
-
 @dataclass(eq=False)
 class _Scored:
     """A candidate with its trace (as JSON and as the key that deduplicates it) and its features."""
@@ -415,7 +350,7 @@ class _Scored:
     sch: Schedule
     trace_json: dict
     key: str
-    features: np.ndarray
+    features: np.ndarray | None  # None until the group it was admitted with is featurized
     score: float = 0.0
     family: str = ""  # the key of the sample or record it descends from by mutation
 
@@ -432,29 +367,43 @@ class _Scored:
 
 
 def _propose(
-    space, model, mod, database, key, target, device, rng, count, seen, epsilon, guided, flops, elders
+    space,
+    model,
+    mod,
+    database,
+    key,
+    target,
+    device,
+    rng,
+    count,
+    seen,
+    epsilon,
+    guided,
+    flops,
+    elders,
+    features,
 ):
     """``count`` unmeasured candidates: the cost model's favourites plus an epsilon of random ones."""
     started = time.perf_counter()
     keys = set(seen)
 
     def admit(schedules, family: str = "") -> list[_Scored]:
-        """The schedules neither measured nor proposed yet this round, with their features."""
+        """The schedules neither measured nor proposed yet this round (their features come after,
+        a group at a time: ``_featurize``)."""
         fresh = []
         for sch in schedules:
             trace_json = sch.trace.as_json()
             trace_key = _trace_key(trace_json)
             if trace_key not in keys:
                 keys.add(trace_key)
-                fresh.append(
-                    _Scored(sch, trace_json, trace_key, _features(sch, target, flops), family=family)
-                )
+                fresh.append(_Scored(sch, trace_json, trace_key, None, family=family))
         return fresh
 
     # Until the model has seen a few measurements its scores mean little: the first batches
     # are random samples.
     guided = guided and model.is_trained and len(seen) >= WARMUP_TRIALS
     samples = _sample_new(space, mod, rng, count * (RANDOM_PER_MEASURED if guided else 1), admit)
+    _featurize(features, target, flops, samples)
     if not guided:
         return samples[:count], time.perf_counter() - started
     # The best records so far breed but are not measured again.
@@ -463,8 +412,11 @@ def _propose(
     for _generation in range(GENERATIONS):
         _score(model, population + elders)
         parents = sorted(population + elders, key=lambda c: -c.score)[: max(PARENTS, count)]
+        children = []
         for parent in parents:
-            population += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
+            children += admit(_mutants(space, parent, mod, rng, CHILDREN), family=parent.family)
+        _featurize(features, target, flops, children)
+        population += children
     _score(model, population)
     return _select(population, samples, count, epsilon, rng), time.perf_counter() - started
 
@@ -473,19 +425,17 @@ class _Elders:
     """The best records as candidates to breed from, each replayed and featurized once per run
     (the best records of one round are mostly those of the round before)."""
 
-    def __init__(self, mod: IRModule, target: Target, flops: int):
-        self.mod, self.target, self.flops = mod, target, flops
+    def __init__(self, mod: IRModule, target: Target, flops: int, features: FeaturePool):
+        self.mod, self.target, self.flops, self.features = mod, target, flops, features
         self._known: dict[str, _Scored] = {}
 
     def of(self, records: list[TuningRecord]) -> list[_Scored]:
         found = []
-        for record, sch in _replayed(
-            [r for r in records if _trace_key(r.trace) not in self._known], self.mod
-        ):
+        replayed = _replayed([r for r in records if _trace_key(r.trace) not in self._known], self.mod)
+        vectors = self.features.features([sch.mod for _, sch in replayed], self.target, self.flops)
+        for (record, sch), vector in zip(replayed, vectors):
             trace_json = sch.trace.as_json()
-            self._known[_trace_key(record.trace)] = _Scored(
-                sch, trace_json, _trace_key(trace_json), _features(sch, self.target, self.flops)
-            )
+            self._known[_trace_key(record.trace)] = _Scored(sch, trace_json, _trace_key(trace_json), vector)
         for record in records:
             elder = self._known.get(_trace_key(record.trace))
             if elder is not None:
@@ -541,11 +491,9 @@ def _mutants(space, parent: _Scored, mod, rng, children: int):
             yield child
 
 
-def _features(sch: Schedule, target: Target, flops: int) -> np.ndarray:
-    try:
-        return extract_features(sch.mod, target, flops)
-    except Exception:  # noqa: BLE001 - a candidate the lowering rejects is measured and recorded as invalid
-        return np.zeros(FEATURE_LENGTH, dtype=np.float32)
+def _featurize(features: FeaturePool, target: Target, flops: int, candidates: list[_Scored]) -> None:
+    for candidate, vector in zip(candidates, features.features([c.mod for c in candidates], target, flops)):
+        candidate.features = vector
 
 
 def _score(model: CostModel, population: list[_Scored]) -> None:
@@ -603,12 +551,14 @@ def _load_model(path: str, seed: int) -> CostModel:
         return CostModel(seed=seed)
 
 
-def _learn_records(model: CostModel, records, mod, target, flops: int, key: str, limit: int = 512) -> float:
+def _learn_records(
+    model: CostModel, records, mod, target, flops: int, key: str, pool: FeaturePool, limit: int = 512
+) -> float:
     """Train ``model`` on the newest ``limit`` records already in the database (a run resumed
     without a usable saved model); returns the seconds spent on features."""
     started = time.perf_counter()
     replayed = _replayed(records[-limit:], mod)
-    features = [_features(sch, target, flops) for _, sch in replayed]
+    features = pool.features([sch.mod for _, sch in replayed], target, flops)
     throughputs = [record.gflops or 0.0 for record, _ in replayed]
     if features:
         model.update(np.stack(features), np.asarray(throughputs), workload=key)

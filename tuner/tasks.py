@@ -25,6 +25,7 @@ from tir.function import IRModule
 from . import workloads
 from .cost_model import CostModel
 from .database import Database
+from .feature_pool import FeaturePool, default_workers
 from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .search import TuneResult, TuningTask, _load_model, _model_path
@@ -184,10 +185,12 @@ def tune_tasks(
     runner: Runner | None = None,
     progress: bool = True,
     guided: bool = True,
+    search_workers: int | None = None,
 ) -> list[TuneResult]:
     """Measure candidates of ``tasks``, a round at a time, where the :class:`GradientTaskScheduler`
     expects the largest gain, until ``db`` holds ``trials`` of them in all (as in ``tune``, the
     records already there count: a rerun resumes); one result per task, in order.
+    ``search_workers`` as in ``tune``: one pool of feature processes serves every task.
 
     >>> specs = load_task_file("model.toml", cli.load_script).tasks  # doctest: +SKIP
     >>> [r.trials for r in tune_tasks(specs, "c", trials=96)]  # doctest: +SKIP
@@ -202,6 +205,7 @@ def tune_tasks(
     database = db if isinstance(db, Database) else Database(db)
     model = _load_model(_model_path(database, target), seed) if guided else CostModel(seed=seed)
     opened: list[TuningTask] = []
+    features = FeaturePool(search_workers or default_workers(runner))
     try:
         for number, spec in enumerate(tasks):
             task = TuningTask(
@@ -215,6 +219,7 @@ def tune_tasks(
                 seed=seed + number,
                 guided=guided,
                 batch_size=batch_size,
+                features=features,
             )
             opened.append(task)
         scheduler = GradientTaskScheduler([spec.weight for spec in tasks])
@@ -238,6 +243,7 @@ def tune_tasks(
     finally:
         for task in opened:
             task.close()
+        features.close()
         if own_runner:
             runner.close()
         if not isinstance(db, Database):

@@ -5,6 +5,8 @@ needs a GPU and CuPy; this module only needs the CUDA toolkit. It runs
 ``nvcc -arch=<arch> -cubin`` (or ``-ptx``, for ``Module.export``) on the exact
 source (so nvcc's line numbers are the source's) in a temporary folder and caches the cubin under
 ``$TIR_CACHE_DIR/nvcc`` by a hash of the source, the flags and nvcc's version.
+The tuner's build workers use it to compile CUDA candidates in parallel: the
+runner then loads the cached cubin (``cached_cubin``) instead of calling NVRTC.
 """
 
 from __future__ import annotations
@@ -48,12 +50,34 @@ def compile_with_nvcc(source: str, arch: str = "sm_90", output: str = "cubin") -
     nvcc = nvcc_path()
     if nvcc is None:
         raise FileNotFoundError("nvcc not found: install the CUDA toolkit or put its bin folder on PATH")
-    flags = (f"-arch={arch}", f"-{output}", *FLAGS)
-    key = hashlib.sha256("\0".join((source, *flags, _version(nvcc))).encode()).hexdigest()
-    built = cache_directory("nvcc") / f"{key}.{output}"
+    built = _cached_path(nvcc, source, arch, output)
     if not built.exists():
-        _compile(nvcc, flags, source, built)
+        _compile(nvcc, _flags(arch, output), source, built)
     return built.read_bytes()
+
+
+def cached_cubin(source: str, arch: str) -> Path | None:
+    """The cubin ``compile_with_nvcc(source, arch)`` left in the cache, or None; never compiles.
+
+    The tuner's build workers compile each CUDA candidate with nvcc, in parallel
+    (``codegen.cuda.BACKEND.precompile``); the runner then loads that cubin instead of
+    compiling the same source again with NVRTC, one candidate after the other.
+    """
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return None
+    built = _cached_path(nvcc, source, arch, "cubin")
+    return built if built.exists() else None
+
+
+def _flags(arch: str, output: str) -> tuple[str, ...]:
+    return (f"-arch={arch}", f"-{output}", *FLAGS)
+
+
+def _cached_path(nvcc: str, source: str, arch: str, output: str) -> Path:
+    """Where the output lies once built: a hash of the source, the flags and nvcc's version."""
+    text = "\0".join((source, *_flags(arch, output), _version(nvcc)))
+    return cache_directory("nvcc") / f"{hashlib.sha256(text.encode()).hexdigest()}.{output}"
 
 
 def _compile(nvcc: str, flags: tuple[str, ...], source: str, cubin: Path) -> None:

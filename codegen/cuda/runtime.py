@@ -7,7 +7,10 @@ named; a target that names one (``"cuda -arch=sm_80"``) must match the GPU.
 A call copies numpy arrays to the GPU and the written ones back, uses CuPy
 arrays in place, allocates the function's workspaces, and launches its
 kernels in order; each launch is checked, so a failure names its kernel.
-``time`` measures with CUDA events around ``number`` calls.
+``time`` measures with CUDA events around ``number`` calls. A cubin that nvcc
+built from the same source for this GPU's architecture (the tuner's build
+workers leave one in the cache: ``codegen.cuda.nvcc.cached_cubin``) is loaded
+instead of compiling again.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from codegen.program import CompiledFunction, KernelLaunch
 from codegen.scalars import scalar_argument
 from codegen.target import Target
 
-from .nvcc import nvcc_path
+from .nvcc import cached_cubin, nvcc_path
 
 CUPY_MISSING = (
     "the CUDA runtime needs CuPy: pip install 'tensorir-py[cuda]' (installs cupy-cuda12x, for CUDA 12), "
@@ -88,12 +91,17 @@ class CudaModule:
         device = cupy.cuda.Device()
         self.device_name = cupy.cuda.runtime.getDeviceProperties(device.id)["name"].decode()
         self.arch = _arch_for(target, f"sm_{device.compute_capability}", self.device_name)
-        # CuPy adds -arch for the current GPU itself (capped at what its NVRTC knows); a second -arch
-        # would be overridden, so the options leave it out.
-        module = cupy.RawModule(code=source, options=nvrtc_options(source))
         self._functions = {function.name: function for function in functions}
-        names = {launch.name for function in functions for launch in function.launches}
-        self._kernels = {name: self._kernel(module, name, source) for name in sorted(names)}
+        names = sorted({launch.name for function in functions for launch in function.launches})
+        cubin = cached_cubin(source, self.arch) if names else None
+        kernels = self._cubin_kernels(cubin, names) if cubin is not None else None
+        self.compiler = "nvcc" if kernels is not None else "nvrtc"  # which one built the kernels
+        if kernels is None:
+            # CuPy adds -arch for the current GPU itself (capped at what its NVRTC knows); a second
+            # -arch would be overridden, so the options leave it out.
+            module = cupy.RawModule(code=source, options=nvrtc_options(source))
+            kernels = {name: self._kernel(module, name, source) for name in names}
+        self._kernels = kernels
         for launch in (launch for function in functions for launch in function.launches):
             if launch.dynamic_shared_bytes:  # over 48 KB: the kernel must opt in before its launches
                 self._kernels[launch.name].max_dynamic_shared_size_bytes = launch.dynamic_shared_bytes
@@ -130,6 +138,15 @@ class CudaModule:
                 self._synchronize(function, function.launches)
                 means.append(self._cupy.cuda.get_elapsed_time(start, end) / 1e3 / number)
         return means
+
+    def _cubin_kernels(self, cubin: Path, names: Sequence[str]) -> dict | None:
+        """The kernels of nvcc's cached cubin of this source (the tuner's build workers leave one),
+        or None if the driver refuses it (one older than that nvcc): then NVRTC compiles the source."""
+        try:  # CuPy loads the file when the module is made or at the first lookup (by version)
+            module = self._cupy.RawModule(path=str(cubin))
+            return {name: module.get_function(name) for name in names}
+        except self._cupy.cuda.driver.CUDADriverError:
+            return None
 
     def _kernel(self, module, name: str, source: str):
         cupy = self._cupy

@@ -7,15 +7,19 @@ need CuPy and an NVIDIA GPU and skip elsewhere.
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from codegen.cuda import nvcc
-from codegen.cuda.runtime import CudaUnavailableError, _arch_for, load
+from codegen.cuda.runtime import CudaModule, CudaUnavailableError, _arch_for, load
 from codegen.errors import BuildError, CompileError, LaunchError
 from codegen.program import BufferSpec, CompiledFunction, KernelLaunch
 from codegen.target import Target
+from tuner import workloads
+from tuner.measure.builder import BuildTask, build_candidate
+from tuner.space import SpaceGenerator
 
 # B[i] = A[i] + A[i + 1] + A[i + 2] for i < 1024; each block stages its 130 inputs in shared memory.
 WINDOW_SOURCE = """extern "C" __global__ void __launch_bounds__(128)
@@ -161,6 +165,64 @@ def test_nvcc_error_points_at_the_source_line():
     assert error.value.tool == "nvcc"
     assert error.value.lines == [line]
     assert f"generated source line {line}: float w = undefined_value;" in str(error.value)
+
+
+def _scheduled():
+    """A CUDA candidate of the tuner's space (its printed source is replaced in these tests)."""
+    return SpaceGenerator("cuda").sample(workloads.make("matmul", "64,64,64"), seed=0).mod
+
+
+def _fake_cupy(refuse_cubins: bool = False):
+    """Just enough of CuPy for CudaModule to choose how its kernels are built: an sm_90 GPU whose
+    RawModule records what it was made from (``path`` for a cubin, ``code`` for NVRTC)."""
+    driver_error = type("CUDADriverError", (Exception,), {})
+    made = []
+
+    class RawModule:
+        def __init__(self, code=None, *, path=None, options=()):
+            if path is not None and refuse_cubins:
+                raise driver_error("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+            made.append({"code": code, "path": path, "options": options})
+
+        def get_function(self, name):
+            return SimpleNamespace(name=name)
+
+    cuda = SimpleNamespace(
+        Device=lambda: SimpleNamespace(id=0, compute_capability="90"),
+        runtime=SimpleNamespace(getDeviceProperties=lambda _: {"name": b"Fake H200"}),
+        driver=SimpleNamespace(CUDADriverError=driver_error),
+        compiler=SimpleNamespace(CompileException=type("CompileException", (Exception,), {})),
+    )
+    return SimpleNamespace(cuda=cuda, RawModule=RawModule), made
+
+
+@requires_nvcc
+def test_a_cubin_the_build_workers_left_is_loaded_instead_of_compiling_again():
+    """The tuner's build workers compile a CUDA candidate with nvcc (its backend's precompile):
+    the runtime then loads that cubin; without it, or where the driver refuses it, NVRTC compiles."""
+    cupy, made = _fake_cupy()
+    assert CudaModule(cupy, MATMUL_RELU_SOURCE, [MATMUL_RELU], CUDA).compiler == "nvrtc"
+    assert made[-1]["code"] == MATMUL_RELU_SOURCE and made[-1]["path"] is None
+    outcome = build_candidate(BuildTask(_scheduled(), "cuda", source_override=MATMUL_RELU_SOURCE))
+    assert outcome.status == "built"
+    cubin = nvcc.cached_cubin(MATMUL_RELU_SOURCE, "sm_90")
+    assert cubin is not None and cubin.read_bytes() == nvcc.compile_with_nvcc(MATMUL_RELU_SOURCE, "sm_90")
+    module = CudaModule(cupy, MATMUL_RELU_SOURCE, [MATMUL_RELU], CUDA)
+    assert module.compiler == "nvcc" and made[-1]["path"] == str(cubin)
+    assert sorted(module._kernels) == ["mm_kernel0", "mm_kernel1"]
+    assert nvcc.cached_cubin(MATMUL_RELU_SOURCE, "sm_80") is None  # another GPU: NVRTC compiles
+    refusing, made = _fake_cupy(refuse_cubins=True)
+    assert CudaModule(refusing, MATMUL_RELU_SOURCE, [MATMUL_RELU], CUDA).compiler == "nvrtc"
+    assert made[-1]["code"] == MATMUL_RELU_SOURCE
+
+
+@requires_nvcc
+def test_a_source_nvcc_rejects_is_left_to_nvrtc():
+    """The cubin is only a head start: a source nvcc rejects still counts as built, so that the
+    error the tuner records is NVRTC's, from the runner, as without nvcc."""
+    outcome = build_candidate(BuildTask(_scheduled(), "cuda", source_override="not CUDA"))
+    assert outcome.status == "built" and outcome.source == "not CUDA"
+    assert nvcc.cached_cubin("not CUDA", "sm_90") is None
 
 
 # ---------------------------------------------------------------- on a GPU

@@ -28,6 +28,7 @@ import pytest
 import tir
 import tuner.measure as measure_module
 from codegen.build import generate_source
+from codegen.cuda.nvcc import nvcc_available
 from tir.bfloat16 import to_bfloat16_bits
 from tuner import workloads
 from tuner.database import STATUSES
@@ -86,6 +87,10 @@ def _assert_ok(result: MeasureResult) -> None:
     assert len(result.run_secs) == 3 and all(t > 0 for t in result.run_secs)
     assert 0 < result.mean_secs < 1 and result.error == ""
     assert result.build_secs > 0
+    assert (
+        result.runner_secs >= result.phases.load_secs + result.phases.check_secs + result.phases.timing_secs
+    )
+    assert result.phases.timing_secs > 0 and result.phases.check_secs > 0
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +142,42 @@ def main(a: T.handle, b: T.handle):
     assert "error" in broken.error.split("failed to compile", 1)[1]
     _assert_ok(good)
     assert {r.status for r in (wrong, dynamic_shape, broken, good)} <= set(STATUSES)
+
+
+@pytest.mark.parametrize("target", ["c", "metal"])
+def test_gpu_candidates_run_as_they_are_built_cpu_ones_after_the_batch(target):
+    """On a GPU target (here Metal on the host simulator) the runner checks and times each candidate
+    as soon as its build ends, while the workers build the rest; on the CPU no compiler may run beside
+    a kernel being timed, so the whole batch is built first. Results come back in order either way
+    (the simulator checks numbers but does not time: its right answers end as runtime errors)."""
+    space = SpaceGenerator(target)
+    schedules = (space.sample(_workload(), 1), space.sample(TRANSPOSED_B, 1), space.sample(_workload(), 2))
+    candidates = [Candidate(sch.trace.as_json(), sch.mod) for sch in schedules]
+    device = "sim" if target == "metal" else None
+    with Measurer(_workload(), target, workers=2, device=device, run_timeout=60) as m:
+        events = []
+        real_run, real_build = m._run, m._builder.build
+
+        def run(outcome):
+            events.append("run")
+            return real_run(outcome)
+
+        def build(tasks, on_built=None):
+            events.append("build")
+            outcomes = real_build(tasks, on_built)
+            events.append("built")
+            return outcomes
+
+        m._run, m._builder.build = run, build
+        first, wrong, second = m.measure(candidates)
+    streamed = ["build", "run", "run", "run", "built"]
+    assert events == (streamed if target == "metal" else ["build", "built", "run", "run", "run"])
+    for result in (first, second):
+        if target == "c":
+            _assert_ok(result)
+        else:  # the simulator checks the numbers, then refuses to time: host times say nothing of a GPU
+            assert result.status == "runtime_error" and "never reports timings" in result.error
+    assert wrong.status == "wrong_result" and "max abs error" in wrong.error
 
 
 def test_a_crashing_kernel_is_a_runtime_error_and_the_next_runs(measurer):
@@ -330,6 +371,9 @@ def test_cuda_candidates_are_checked_timed_and_survive_faults_and_hangs():
     ok1, ok2, wrong_result, faulted, ok3, hung, ok4, broken = results
     for result in (ok1, ok2, ok3, ok4):
         _assert_ok(result)
+        # Where nvcc is installed the build workers compiled the candidate: the runner only loaded it.
+        assert result.phases.compiler == ("nvcc" if nvcc_available() else "nvrtc")
+        assert result.runner_secs >= result.phases.load_secs + result.phases.timing_secs > 0
     assert wrong_result.status == "wrong_result" and "max abs error" in wrong_result.error
     assert faulted.status == "runtime_error" and "main_kernel0" in faulted.error
     assert hung.status == "timeout"

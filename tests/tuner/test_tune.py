@@ -109,6 +109,10 @@ def test_overlapped_batches_record_every_trial_once_and_train_on_all(tmp_path, o
     assert CostModel.load(tmp_path / "o.db.c.model").num_samples == 20
     assert result.measure_seconds > 0 and result.build_seconds > 0
     assert "cost model loop" in result.time_split()
+    clock = result.measurement  # the measurements' own wall time, beside the search or not
+    assert clock.candidates == 20 and clock.batches >= clock.runner > 0
+    assert clock.runner >= clock.load + clock.check + clock.timing and clock.timing > 0
+    assert clock.nvrtc == 0 and "in the runner" in result.time_split()
 
 
 def test_tune_names_an_unknown_overlap_mode(tmp_path):

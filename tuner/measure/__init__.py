@@ -7,7 +7,8 @@ the workload's random arguments and expected outputs once (a numpy
 ``reference`` when given, else the unscheduled workload built for C, checked
 against ``tir.interpret`` when it is small), then for each batch builds the
 candidates in worker processes under ``build_timeout`` (builder.py) and runs
-them one at a time in one runner process under ``run_timeout`` (runner.py):
+them one at a time in one runner process under ``run_timeout`` (runner.py; on
+a GPU each as soon as it is built, while the workers build the rest):
 every candidate is checked against the expected outputs before it is timed, so
 a wrong kernel is recorded as "wrong_result" and never wins. A crash, a hang or
 an exception in either phase costs only that candidate; Ctrl-C stops every
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -31,8 +33,15 @@ from tir import Buffer, IRModule, PrimFunc
 from tir.bfloat16 import to_bfloat16_bits
 
 from .arrays import ArgumentError, fresh_arguments, mismatch, random_arguments, written_params
-from .builder import BUILT, BuildOutcome, BuildPool, BuildTask
-from .runner import MeasureError, RunnerConfig, RunnerDied, RunnerProcess, RunnerTimeout
+from .builder import BUILT, BuildOutcome, BuildPool, BuildTask, OnBuilt
+from .runner import (
+    MeasureError,
+    RunnerConfig,
+    RunnerDied,
+    RunnerPhases,
+    RunnerProcess,
+    RunnerTimeout,
+)
 
 __all__ = ["ArgumentError", "Candidate", "MeasureError", "MeasureResult", "Measurer"]
 
@@ -58,7 +67,8 @@ class Candidate:
 class MeasureResult:
     """``status`` is one of tuner.database.STATUSES; ``run_secs`` holds seconds per call for each repeat
     (only when "ok"); ``error`` the whole message of a failure ("" when ok). ``device`` and ``node``
-    say where it ran when that is not the session's own device ("" for a local measurement)."""
+    say where it ran when that is not the session's own device ("" for a local measurement).
+    ``runner_secs`` and ``phases`` say how long the runner took and on what (0 when it never ran)."""
 
     status: str
     run_secs: tuple[float, ...] = ()
@@ -66,6 +76,8 @@ class MeasureResult:
     build_secs: float = 0.0
     device: str = ""
     node: str = ""
+    runner_secs: float = 0.0  # the runner's whole answer, as the tuner waited for it
+    phases: RunnerPhases = field(default_factory=RunnerPhases)  # where the runner's time went
 
     @property
     def mean_secs(self) -> float:
@@ -144,14 +156,28 @@ class Measurer:
     # ------------------------------------------------------------ measuring
 
     def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
-        """Build, check and time ``candidates``; one result each, in the same order."""
-        return self.run(self.build(candidates))
+        """Build, check and time ``candidates``; one result each, in the same order.
 
-    def build(self, candidates: Sequence[Candidate]) -> list[BuildOutcome]:
-        """The first half of ``measure``: build ``candidates`` in the worker processes."""
+        On a GPU each candidate runs as soon as it is built, while the workers build the rest
+        (the GPU's timings do not need the host's cores); on the CPU the batch is built first,
+        so that no compiler runs beside a kernel being timed.
+        """
+        if not self.target.is_gpu:
+            return self.run(self.build(candidates))
+        results: list[MeasureResult | None] = [None] * len(candidates)
+
+        def run_built(index: int, outcome: BuildOutcome) -> None:
+            results[index] = self._run(outcome)
+
+        self.build(candidates, run_built)
+        return results  # type: ignore[return-value]
+
+    def build(self, candidates: Sequence[Candidate], on_built: OnBuilt | None = None) -> list[BuildOutcome]:
+        """The first half of ``measure``: build ``candidates`` in the worker processes
+        (``on_built(index, outcome)`` as each ends, see ``BuildPool.build``)."""
         try:
             tasks = [BuildTask(c.mod, str(self.target), c.source_override) for c in candidates]
-            return self._builder.build(tasks)
+            return self._builder.build(tasks, on_built)
         except BaseException:
             self.close()  # Ctrl-C (or a bug here) must not leave workers or the runner behind
             raise
@@ -171,6 +197,7 @@ class Measurer:
         problem = self._signature_problem(outcome.functions)
         if problem is not None:
             return MeasureResult("invalid", error=problem, build_secs=outcome.build_secs)
+        started = time.perf_counter()
         try:
             reply = self._ensure_runner().request(
                 ("measure", outcome.source, outcome.functions), self.run_timeout
@@ -181,15 +208,28 @@ class Measurer:
                 f"the candidate did not finish within {self.run_timeout:g} s (run_timeout: loading, "
                 "checking and timing it); the runner was killed and a new one started"
             )
-            return MeasureResult("timeout", error=error, build_secs=outcome.build_secs)
+            return MeasureResult(
+                "timeout",
+                error=error,
+                build_secs=outcome.build_secs,
+                runner_secs=time.perf_counter() - started,
+            )
         except RunnerDied as died:
             self._stop_runner()
             error = f"runner process died ({died}) while running the candidate"
-            return MeasureResult("runtime_error", error=error, build_secs=outcome.build_secs)
-        _, status, run_secs, error = reply
+            return MeasureResult(
+                "runtime_error",
+                error=error,
+                build_secs=outcome.build_secs,
+                runner_secs=time.perf_counter() - started,
+            )
+        _, status, run_secs, error, phases = reply
         if status == "runtime_error" and self.target.is_gpu:
             self._stop_runner()  # after a GPU fault the context may be unusable: start afresh
-        return MeasureResult(status, tuple(run_secs), error, outcome.build_secs)
+        runner_secs = time.perf_counter() - started
+        return MeasureResult(
+            status, tuple(run_secs), error, outcome.build_secs, runner_secs=runner_secs, phases=phases
+        )
 
     def _signature_problem(self, functions: Sequence[CompiledFunction]) -> str | None:
         found = {function.name: function for function in functions}.get(self._function)

@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -56,6 +56,9 @@ class BuildOutcome:
     functions: tuple[CompiledFunction, ...] = ()
     error: str = ""
     build_secs: float = 0.0
+
+
+OnBuilt = Callable[[int, BuildOutcome], None]
 
 
 def build_candidate(task: BuildTask) -> BuildOutcome:
@@ -145,32 +148,42 @@ class BuildPool:
     def pids(self) -> list[int]:
         return [worker.child.pid for worker in self._idle]
 
-    def build(self, tasks: Sequence[BuildTask]) -> list[BuildOutcome]:
-        """One outcome per task, in order."""
+    def build(self, tasks: Sequence[BuildTask], on_built: OnBuilt | None = None) -> list[BuildOutcome]:
+        """One outcome per task, in order. ``on_built(index, outcome)``, if given, is called as each
+        one ends (in the order they end), while the other workers go on building."""
         outcomes: list[BuildOutcome | None] = [None] * len(tasks)
+
+        def record(index: int, outcome: BuildOutcome) -> None:
+            outcomes[index] = outcome
+            if on_built is not None:
+                on_built(index, outcome)
+
         pending = deque(range(len(tasks)))
         busy: dict[Connection, _Worker] = {}
         try:
             while pending or busy:
                 while pending and len(busy) < self.workers:
                     index = pending.popleft()
-                    worker = self._dispatch(index, tasks[index], outcomes)
+                    worker = self._dispatch(index, tasks[index], record)
                     if worker is not None:
                         busy[worker.conn] = worker
                 if busy:
-                    self._collect(busy, outcomes)
+                    self._collect(busy, record)
         except BaseException:
             for worker in busy.values():
                 worker.child.kill()
             raise
         return outcomes  # type: ignore[return-value]
 
-    def _dispatch(self, index: int, task: BuildTask, outcomes: list) -> _Worker | None:
+    def _dispatch(self, index: int, task: BuildTask, record: OnBuilt) -> _Worker | None:
         try:
             payload = pickle.dumps(task)
         except Exception as error:
-            outcomes[index] = BuildOutcome(
-                "compile_error", error=f"the candidate cannot be sent to a build worker: {error!r}"
+            record(
+                index,
+                BuildOutcome(
+                    "compile_error", error=f"the candidate cannot be sent to a build worker: {error!r}"
+                ),
             )
             return None
         worker = self._idle_worker()
@@ -194,27 +207,29 @@ class BuildPool:
             worker.child.kill()
         return _Worker()
 
-    def _collect(self, busy: dict[Connection, _Worker], outcomes: list) -> None:
+    def _collect(self, busy: dict[Connection, _Worker], record: OnBuilt) -> None:
         """Wait until a worker answers or the oldest candidate's time is up; record what ended."""
         oldest = min(worker.started for worker in busy.values())
         for conn in wait(list(busy), timeout=max(0.0, oldest + self.timeout - time.monotonic())):
             worker = busy.pop(conn)
-            outcomes[worker.index] = worker.receive()
+            outcome = worker.receive()
             if worker.child.is_alive():
                 self._idle.append(worker)
             else:
                 worker.child.kill()
+            record(worker.index, outcome)
         now = time.monotonic()
         for conn, worker in list(busy.items()):
             if now - worker.started >= self.timeout:
                 del busy[conn]
                 worker.child.kill()
-                outcomes[worker.index] = BuildOutcome(
+                outcome = BuildOutcome(
                     "timeout",
                     error=f"building the candidate took longer than {self.timeout:g} s "
                     "(build_timeout); its build worker was killed",
                     build_secs=now - worker.started,
                 )
+                record(worker.index, outcome)
 
     def close(self) -> None:
         """Stop the idle workers (a batch in progress stops its own when interrupted)."""

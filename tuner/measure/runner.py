@@ -16,6 +16,7 @@ and either way the tuner starts a new one and goes on.
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -79,6 +80,18 @@ class RunnerConfig:
     output_dtypes: tuple[str, ...] = ()
 
 
+@dataclass
+class RunnerPhases:
+    """Where one candidate's time in the runner went: loading (on CUDA, compiling unless the build
+    workers left a cubin; ``compiler`` says which built it), the checked first call with its
+    copies and comparison, and the timing."""
+
+    load_secs: float = 0.0
+    check_secs: float = 0.0
+    timing_secs: float = 0.0
+    compiler: str = ""
+
+
 # ---------------------------------------------------------------- inside the runner process
 
 
@@ -93,22 +106,27 @@ class _Session:
         # An empty module asks the runtime which device it runs on without compiling a kernel.
         empty_source, _ = generate_source(IRModule({}), config.target)
         self.device_name: str = self.load(empty_source, []).device_name
+        self.phases = RunnerPhases()  # of the request being answered
 
     def answer(self, request: tuple) -> tuple:
         kind, *args = request
         if kind == "configure":
             self.config = replace(self.config, **args[0])
             return ("configured",)
+        self.phases = RunnerPhases()
         try:
             if kind == "outputs":
                 return ("outputs", self._outputs(*args))
-            return ("result", *self._measure(*args))
+            return ("result", *self._measure(*args), self.phases)
         except Exception as error:
-            return ("result", _status_of(error), (), _message(error))
+            return ("result", _status_of(error), (), _message(error), self.phases)
 
     def _run_once(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[Any, list]:
         """The loaded module and the arguments after one call."""
+        started = time.perf_counter()
         module = self.load(source, functions)
+        self.phases.load_secs = time.perf_counter() - started
+        self.phases.compiler = getattr(module, "compiler", "")
         arguments = fresh_arguments(self.config.arguments, self.config.poisoned)
         module.run(self.config.function, arguments)
         return module, arguments
@@ -119,18 +137,27 @@ class _Session:
 
     def _measure(self, source: str, functions: Sequence[CompiledFunction]) -> tuple[str, tuple, str]:
         config = self.config
+        started = time.perf_counter()
         module, arguments = self._run_once(source, functions)
         dtypes = config.output_dtypes or (None,) * len(config.outputs)
-        for index, name, expected, dtype in zip(config.outputs, config.output_names, config.expected, dtypes):
-            problem = mismatch(name, arguments[index], expected, config.terms, dtype)
-            if problem is not None:
-                return "wrong_result", (), problem
+        problems = (
+            mismatch(name, arguments[index], expected, config.terms, dtype)
+            for index, name, expected, dtype in zip(
+                config.outputs, config.output_names, config.expected, dtypes
+            )
+        )
+        problem = next((problem for problem in problems if problem is not None), None)
+        checked = time.perf_counter()
+        self.phases.check_secs = checked - started - self.phases.load_secs
+        if problem is not None:
+            return "wrong_result", (), problem
         timing = time_calls(
             lambda number, repeat: module.time(config.function, arguments, number, repeat),
             repeat=config.repeat,
             min_repeat_seconds=config.min_repeat_seconds,
             max_number=config.max_number,
         )
+        self.phases.timing_secs = time.perf_counter() - checked
         return "ok", timing.results, ""
 
 
