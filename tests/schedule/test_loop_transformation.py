@@ -150,7 +150,7 @@ def matmul_fuse_three(
     for i_j_k_fused in range(32768):
         with T.block("C"):
             vi = T.axis.spatial(32, i_j_k_fused // 1024)
-            vj = T.axis.spatial(32, i_j_k_fused // 32 % 32)
+            vj = T.axis.spatial(32, i_j_k_fused % 1024 // 32)
             vk = T.axis.reduce(32, i_j_k_fused % 32)
             with T.init():
                 C[vi, vj] = T.float32(0)
