@@ -90,7 +90,7 @@ def scale_split_three_predicate(A: T.Buffer((1000,), "float32"), B: T.Buffer((10
     for i_0, i_1, i_2 in T.grid(3, 7, 50):
         with T.block("B"):
             vi = T.axis.spatial(1000, i_0 * 350 + i_1 * 50 + i_2)
-            T.where(i_0 * 350 + i_1 * 50 + i_2 < 1000)
+            T.where((i_0 * 7 + i_1) * 50 + i_2 < 1000)
             B[vi] = A[vi] * T.float32(3)
 
 
