@@ -61,6 +61,12 @@ class PrimFunc(_Printable):
     def buffer_params(self) -> tuple[Buffer, ...]:
         return tuple(p for p in self.params if isinstance(p, Buffer))
 
+    @property
+    def buffer_map(self) -> dict[Buffer, Buffer]:
+        """TVM's ``func.buffer_map[func.params[i]]``: our buffer parameters are the buffers
+        themselves (there is no separate handle), so each maps to itself."""
+        return {p: p for p in self.buffer_params}
+
     def with_body(self, body: Stmt) -> PrimFunc:
         return self if body is self.body else replace(self, body=body)
 
