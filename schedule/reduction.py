@@ -425,6 +425,17 @@ def _rf_block(plan: _RFactorPlan, block: Block, rf_buffer: Buffer, kind, rhs, up
         dims.insert(plan.factor_axis, Range(plan.rf_var, const(1, plan.rf_var.dtype)))
         return substitute(BufferRegion(rf_buffer, tuple(dims)), plan.old_to_new)
 
+    if not any(iv.kind is IterKind.REDUCE for iv in plan.rf_iters):
+        # Every reduction loop became the rfactor loop: each partial result is one term, stored
+        # as it is (TVM's form; no init, no read of the partial buffer).
+        return Block(
+            name=block.name + "_rf",
+            iter_vars=tuple(plan.rf_iters),
+            reads=tuple(region(r) for r in block.reads if r.buffer is not update.buffer),
+            writes=tuple(region(w) for w in block.writes),
+            body=substitute(BufferStore(rf_buffer, rhs, indices), plan.old_to_new),
+            annotations=dict(block.annotations),
+        )
     return Block(
         name=block.name + "_rf",
         iter_vars=tuple(plan.rf_iters),
@@ -657,29 +668,33 @@ class ReductionMethods:
         ... ''')
         >>> sch = Schedule(func)
         >>> i, k = sch.get_loops(sch.get_block("B"))
-        >>> rf = sch.rfactor(k, 0)
+        >>> k_0, k_1 = sch.split(k, [2, 4])
+        >>> rf = sch.rfactor(k_1, 0)
         >>> print(sch.mod["main"].script())
         # from tir import T
         <BLANKLINE>
         @T.prim_func
         def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
             # with T.block("root"):
-            B_rf = T.alloc_buffer((8, 4))
-            for i, k in T.grid(4, 8):
+            B_rf = T.alloc_buffer((4, 4))
+            for i, k_0, k_1 in T.grid(4, 2, 4):
                 with T.block("B_rf"):
-                    vk, vi = T.axis.remap("SS", [k, i])
-                    T.reads(A[vi, vk])
-                    T.writes(B_rf[vk, vi])
+                    vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
+                    T.reads(A[vi, vk_0 * 4 + vk_1])
+                    T.writes(B_rf[vk_1, vi])
                     with T.init():
-                        B_rf[vk, vi] = T.float32(0.0)
-                    B_rf[vk, vi] = B_rf[vk, vi] + A[vi, vk]
-            for i_1, k_1 in T.grid(4, 8):
+                        B_rf[vk_1, vi] = T.float32(0.0)
+                    B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
+            for i_1, k_1_1 in T.grid(4, 4):
                 with T.block("B"):
-                    vk_1, vi_1 = T.axis.remap("RS", [k_1, i_1])
-                    T.reads(B_rf[vk_1, vi_1])
+                    vk_1_1, vi_1 = T.axis.remap("RS", [k_1_1, i_1])
+                    T.reads(B_rf[vk_1_1, vi_1])
                     T.writes(B[vi_1])
                     with T.init():
                         B[vi_1] = T.float32(0.0)
-                    B[vi_1] = B[vi_1] + B_rf[vk_1, vi_1]
+                    B[vi_1] = B[vi_1] + B_rf[vk_1_1, vi_1]
+
+        When ``loop`` is the block's only reduction loop, each partial result is one term:
+        ``B_rf`` is then stored without an init (``B_rf[vk, vi] = A[vi, vk]``), as in TVM.
         """
         return self._run("rfactor", loop=loop, factor_axis=factor_axis)

@@ -242,9 +242,7 @@ def matmul_rfactor_k(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "fl
     for i, j, k in T.grid(32, 32, 32):
         with T.block("C_rf"):
             vk, vi, vj = T.axis.remap("SSS", [k, i, j])
-            with T.init():
-                C_rf[vi, vj, vk] = T.float32(0)
-            C_rf[vi, vj, vk] = C_rf[vi, vj, vk] + A[vi, vk] * B[vk, vj]
+            C_rf[vi, vj, vk] = A[vi, vk] * B[vk, vj]
     for i, j, k in T.grid(32, 32, 32):
         with T.block("C"):
             vk, vi, vj = T.axis.remap("RSS", [k, i, j])
@@ -699,3 +697,40 @@ def test_rfactor_reads_an_update_written_through_a_let():
     assert "B_rf[vk1, vi] = B_rf[vk1, vi] + A[vi, vk0 * 4 + vk1]" in sch.mod["main"].script()
     verify_trace_roundtrip(sch, row_sum_through_a_let)
     assert_same_numbers(row_sum_through_a_let, sch.mod)
+
+
+@T.prim_func
+def total_of_a_vector(A: T.Buffer((64,), "float32"), total: T.Buffer((), "float32")):
+    for k in range(64):
+        with T.block("total"):
+            vk = T.axis.reduce(64, k)
+            with T.init():
+                total[()] = T.float32(0)
+            total[()] = total[()] + A[vk]
+
+
+@T.prim_func
+def total_of_a_vector_rfactor(A: T.Buffer((64,), "float32"), total: T.Buffer((), "float32")):
+    total_rf = T.alloc_buffer((64,))
+    for k in range(64):
+        with T.block("total_rf"):
+            vk = T.axis.spatial(64, k)
+            total_rf[vk] = A[vk]
+    for k in range(64):
+        with T.block("total"):
+            vk = T.axis.reduce(64, k)
+            with T.init():
+                total[()] = T.float32(0)
+            total[()] = total[()] + total_rf[vk]
+
+
+def test_rfactor_of_the_only_reduction_loop_stores_each_term():
+    # No reduction iterator is left in the rfactor block: each partial result is a single
+    # term, stored without an init or a read of the partial buffer.
+    sch = Schedule(total_of_a_vector)
+    (k,) = sch.get_loops(sch.get_block("total"))
+    rf = sch.rfactor(k, 0)
+    assert sch.get(rf).init is None
+    tir.assert_structural_equal(sch.func, total_of_a_vector_rfactor)
+    verify_trace_roundtrip(sch, total_of_a_vector)
+    assert_same_numbers(total_of_a_vector, sch.mod)
