@@ -30,7 +30,14 @@ from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
 from .decompose_padding import DecomposePaddingMethods
-from .errors import ArgumentError, NotFoundError, ScheduleError, StaleHandleError
+from .errors import (
+    FORGOTTEN_BY_REMOVE_RV,
+    ArgumentError,
+    NotFoundError,
+    ScheduleError,
+    StaleHandleError,
+    UnknownHandleError,
+)
 from .for_kind import ForKindMethods
 from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
@@ -248,8 +255,9 @@ class Schedule(
     def _resolve_rv(self, rv: _RV):
         if rv not in self._keys:
             if rv in self._removed:
-                raise StaleHandleError(self._removed[rv])
-            raise NotFoundError(f"{rv!r} does not belong to this schedule")
+                message = self._removed[rv]
+                raise (UnknownHandleError if message == FORGOTTEN_BY_REMOVE_RV else StaleHandleError)(message)
+            raise UnknownHandleError(f"{rv!r} does not belong to this schedule")
         key = self._keys[rv]
         if isinstance(rv, ExprRV):
             return key

@@ -58,6 +58,10 @@ class StmtSRef:
     def __hash__(self) -> int:
         return hash(self._identity())
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality of srefs: one loop or block of one state is one sref."""
+        return self == other
+
     def __repr__(self) -> str:
         return f"StmtSRef({self._key.name if isinstance(self._key, Var) else repr(self._key)})"
 
