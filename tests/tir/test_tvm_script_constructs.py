@@ -396,3 +396,20 @@ def test_buffer_annotations_with_layout_keywords_evaluate_when_python_defines_th
                 B[vi, vj] = A[vi, vj]
 
     assert separated.params[0].axis_separators == (1,)
+
+
+@T.prim_func
+def _two_stages(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            A[vi] = B[vi]
+
+
+def test_a_sequence_is_indexed_as_tvm_indexes_it():
+    sequence = _two_stages.body.block.body
+    assert sequence[1] is sequence.seq[1] and sequence[-1].body.block.name == "C"
