@@ -221,3 +221,13 @@ def test_every_accessed_element_lies_in_its_region(seed):
         for a in range(e1):
             for b in range(e2):
                 assert low <= evaluate(index, {vi: value, k1: a, k2: b}) < high, (index.script(), rng_region)
+
+
+def test_a_point_access_keeps_the_index_the_body_uses():
+    # co < 64 makes co // 64 zero, but the region names the index as the load does (TVM's form),
+    # so a schedule comparing the two sees one access.
+    A, B = Buffer("A", (8,)), Buffer("B", (64,))
+    co, rc = Var("co"), Var("rc")
+    body = BufferStore(B, A[co // 64 * 3 + rc], (co,))
+    reads, _ = infer_access_regions(block("b", [spatial(co, 64), spatial(rc, 3)], body))
+    assert regions_text(reads) == ["A[co // 64 * 3 + rc:co // 64 * 3 + rc + 1]"]

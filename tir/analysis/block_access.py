@@ -18,7 +18,7 @@ from ..arith import Analyzer
 from ..arith.int_set import IntervalSet, relax_indices, set_to_range, union
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Let, PrimExpr, Range, Var
-from ..functor import Visitor, substitute
+from ..functor import Visitor, substitute, uses_var
 from ..matrix_ops import matrix_op_of
 from ..stmt import (
     Allocate,
@@ -76,6 +76,10 @@ def _keep_declared(
     return tuple(declared.get(r.buffer, r) for r in inferred)
 
 
+def _is_point(s: IntervalSet) -> bool:
+    return s.min_value is s.max_value
+
+
 def region_of(
     indices: Sequence[PrimExpr],
     dom_map: Mapping[Var, IntervalSet | Range],
@@ -92,6 +96,7 @@ class _AccessCollector:
         for iv in block.iter_vars:
             # A range, never a substitution: regions keep naming the block's iterators.
             self.analyzer.update_range(iv.var, iv.dom)
+        self.plain = Analyzer()  # no facts: simplifies a point index without the iterators' ranges
         self.relaxed: dict[Var, IntervalSet] = {}
         self.bindings: dict[Var, PrimExpr] = {}
         self.allocated: set[Buffer] = set(block.alloc_buffers)
@@ -103,6 +108,13 @@ class _AccessCollector:
     def record(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer, indices) -> None:
         indices = [substitute(i, self.bindings) for i in indices]
         sets = relax_indices(indices, self.relaxed, self.analyzer)
+        # A point access (no loop inside the block varies it) keeps its index as written, as TVM's
+        # region detection does: simplified, but not under the iterators' ranges, which would turn
+        # `co // 64 * 3 + rc` into `rc` for co < 64 and make the region disagree with the body.
+        sets = [
+            IntervalSet.point(self.plain.simplify(index)) if _is_point(s) and not self._relaxes(index) else s
+            for index, s in zip(indices, sets)
+        ]
         known = table.get(buffer)
         if known is None:
             table[buffer] = sets
@@ -118,6 +130,9 @@ class _AccessCollector:
             for buffer, sets in table.items()
             if buffer not in self.allocated
         )
+
+    def _relaxes(self, index: PrimExpr) -> bool:
+        return uses_var(index, self.relaxed.__contains__)
 
     # ------------------------------------------------------------ walking
 
