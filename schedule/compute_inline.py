@@ -474,10 +474,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     scope, buffer, producer, producer_store, store, consumer_to_producer, conditions, realize = (
         _plan_reverse_inline(state, block)
     )
-    analyzer = Analyzer()
-    for iv in producer.iter_vars:
-        analyzer.bind(iv.var, iv.dom)
-    consumer_to_producer = {v: analyzer.simplify(e) for v, e in consumer_to_producer.items()}
+    consumer_to_producer = {v: Analyzer().simplify(e) for v, e in consumer_to_producer.items()}
 
     class _FromProducer(Mutator):
         def visit_BufferLoad(self, load: BufferLoad):

@@ -728,3 +728,34 @@ def test_inlining_refuses_a_buffer_reached_through_a_pointer():
     assert_fails_unchanged(
         sch, OpaqueAccessError, "B.access_ptr", sch.reverse_compute_inline, sch.get_block("shift")
     )
+
+
+@T.prim_func
+def unit_row_add(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for i, j in T.grid(1, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def unit_row_add_reverse_inlined(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    for i, j in T.grid(1, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+def test_reverse_inline_keeps_an_iterator_of_extent_one_in_the_store():
+    # The consumer's indices are rewritten in the producer's iterators without folding vi (of
+    # extent 1) to 0: the store names the same element as its read, as TVM writes it.
+    sch = Schedule(unit_row_add)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    tir.assert_structural_equal(sch.mod["main"], unit_row_add_reverse_inlined)
+    verify_trace_roundtrip(sch, unit_row_add)
+    assert_same_numbers(unit_row_add, sch.mod["main"])
