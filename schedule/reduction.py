@@ -22,6 +22,7 @@ from tir import (
     BufferStore,
     For,
     ForKind,
+    IntImm,
     IterKind,
     IterVar,
     LetStmt,
@@ -312,6 +313,10 @@ def _touched_loops(realize: BlockRealize, kind: IterKind) -> set[Var]:
     return set().union(*(collect_vars(v) for v in values))
 
 
+def _is_unit_loop(loop: For) -> bool:
+    return isinstance(loop.extent, IntImm) and loop.extent.value == 1
+
+
 def _check_rfactor_loops(
     state: ScheduleState, block: Block, loops: list[For], rf_loop, spatial_loops, reduce_loops
 ) -> None:
@@ -329,7 +334,10 @@ def _check_rfactor_loops(
             "needs a loop of the reduction (like k or k_1 after a split).",
             rf_loop,
         )
-    if rf_loop.loop_var not in reduce_loops:
+    # A loop of extent 1 that drives no iterator is accepted as TVM accepts it: its partial
+    # buffer has one slot (a longer unbound loop would run the same reduction steps again).
+    unit_unbound = _is_unit_loop(rf_loop) and rf_loop.loop_var not in spatial_loops
+    if rf_loop.loop_var not in reduce_loops and not unit_unbound:
         raise NotReductionLoopError(
             f"can't rfactor loop {name}: no reduction iterator of block {block.name} depends on it.",
             rf_loop,
@@ -640,7 +648,8 @@ class ReductionMethods:
         - ``loop`` is a serial loop enclosing exactly one block, a reduction block
           whose update is ``C = C + x``, ``C * x``, ``T.max(C, x)`` or ``T.min(C, x)``
           (a sum starts from 0, a product from 1);
-        - ``loop`` feeds a reduction iterator of the block and no spatial one; no
+        - ``loop`` feeds a reduction iterator of the block and no spatial one (or is a
+          loop of extent 1 that feeds none, as TVM allows: one partial slot); no
           loop feeds both kinds; the block is the first block under its outermost
           loop, and its outermost reduction loop holds only it;
         - ``factor_axis`` is in ``[-(ndim + 1), ndim]`` for ``C``'s ``ndim``.

@@ -734,3 +734,41 @@ def test_rfactor_of_the_only_reduction_loop_stores_each_term():
     tir.assert_structural_equal(sch.func, total_of_a_vector_rfactor)
     verify_trace_roundtrip(sch, total_of_a_vector)
     assert_same_numbers(total_of_a_vector, sch.mod)
+
+
+@T.prim_func
+def row_sum_under_a_unit_loop(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k, unit in T.grid(4, 16, 1):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def row_sum_under_a_unit_loop_rfactor(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    B_rf = T.alloc_buffer((1, 4))
+    for i, k, unit in T.grid(4, 16, 1):
+        with T.block("B_rf"):
+            vunit, vi, vk = T.axis.remap("SSR", [unit, i, k])
+            with T.init():
+                B_rf[vunit, vi] = T.float32(0)
+            B_rf[vunit, vi] = B_rf[vunit, vi] + A[vi, vk]
+    for i, unit in T.grid(4, 1):
+        with T.block("B"):
+            vunit, vi = T.axis.remap("RS", [unit, i])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + B_rf[vunit, vi]
+
+
+def test_rfactor_of_a_unit_loop_bound_to_nothing_keeps_one_partial_slot():
+    # As TVM: the loop of extent 1 drives no iterator, so the partial buffer has one slot and
+    # the reduction stays in the rfactor block.
+    sch = Schedule(row_sum_under_a_unit_loop)
+    *_, unit = sch.get_loops(sch.get_block("B"))
+    sch.rfactor(unit, 0)
+    tir.assert_structural_equal(sch.func, row_sum_under_a_unit_loop_rfactor)
+    verify_trace_roundtrip(sch, row_sum_under_a_unit_loop)
+    assert_same_numbers(row_sum_under_a_unit_loop, sch.mod)
