@@ -45,6 +45,7 @@ from .analysis import child_blocks
 from .block_properties import REDUCTION_CONDITIONS, check_stage_pipeline, reduction_block_problem
 from .errors import ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
+from .rfactor_reducer import Reducer, ReducerPatternError, arg_reducer, single_store_reducer
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
@@ -84,10 +85,6 @@ class MixedLoopError(ScheduleError):
 
 class LoopStructureError(ScheduleError):
     """rfactor: the loop nest around the block is not a plain reduction nest."""
-
-
-class ReducerPatternError(ScheduleError):
-    """rfactor: the update is not ``C = C + x``, ``C * x``, ``max(C, x)`` or ``min(C, x)``."""
 
 
 class InitNotIdentityError(ScheduleError):
@@ -283,12 +280,10 @@ def _without_lets(stmt):
     return substitute(stmt, bindings) if bindings else stmt
 
 
-def _match_reduction(block: Block) -> tuple[type, PrimExpr, BufferStore, BufferStore]:
+def _match_reduction(block: Block) -> Reducer:
     update, init = _without_lets(block.body), block.init
     if not isinstance(update, BufferStore) or not isinstance(init, BufferStore):
-        raise ReducerPatternError(
-            f"can't rfactor block {block.name}: its init and body must each be a single store.", block
-        )
+        return arg_reducer(block)
     kind, rhs = match_reducer(update)
     same_target = init.buffer is update.buffer and all(
         structural_equal(a, b) for a, b in zip(init.indices, update.indices)
@@ -301,7 +296,7 @@ def _match_reduction(block: Block) -> tuple[type, PrimExpr, BufferStore, BufferS
             block,
         )
     _check_identity(block, kind, init)
-    return kind, rhs, update, init
+    return single_store_reducer(kind, rhs, update, init)
 
 
 # ---------------------------------------------------------------- rfactor
@@ -422,40 +417,44 @@ def _vars_in_order(expr: PrimExpr) -> list[Var]:
     return found
 
 
-def _rf_block(plan: _RFactorPlan, block: Block, rf_buffer: Buffer, kind, rhs, update, init) -> Block:
-    indices = plan.rf_indices(update.indices, plan.rf_var)
-    load = BufferLoad(rf_buffer, indices)
+def _rf_block(plan: _RFactorPlan, block: Block, rf_buffers: list[Buffer], reducer: Reducer) -> Block:
+    indices = plan.rf_indices(reducer.indices, plan.rf_var)
+    rf_of = dict(zip(reducer.buffers, rf_buffers))
 
     def region(r: BufferRegion) -> BufferRegion:
-        if r.buffer is not update.buffer:
+        if r.buffer not in rf_of:
             return substitute(r, plan.old_to_new)
         dims = list(r.region)
         dims.insert(plan.factor_axis, Range(plan.rf_var, const(1, plan.rf_var.dtype)))
-        return substitute(BufferRegion(rf_buffer, tuple(dims)), plan.old_to_new)
+        return substitute(BufferRegion(rf_of[r.buffer], tuple(dims)), plan.old_to_new)
 
     if not any(iv.kind is IterKind.REDUCE for iv in plan.rf_iters):
         # Every reduction loop became the rfactor loop: each partial result is one term, stored
-        # as it is (TVM's form; no init, no read of the partial buffer).
+        # as it is (TVM's form; no init, no read of the partial buffers).
         return Block(
             name=block.name + "_rf",
             iter_vars=tuple(plan.rf_iters),
-            reads=tuple(region(r) for r in block.reads if r.buffer is not update.buffer),
+            reads=tuple(region(r) for r in block.reads if r.buffer not in rf_of),
             writes=tuple(region(w) for w in block.writes),
-            body=substitute(BufferStore(rf_buffer, rhs, indices), plan.old_to_new),
+            body=substitute(reducer.store(rf_buffers, indices, reducer.incoming), plan.old_to_new),
             annotations=dict(block.annotations),
         )
+    partials = [BufferLoad(b, indices) for b in rf_buffers]
     return Block(
         name=block.name + "_rf",
         iter_vars=tuple(plan.rf_iters),
         reads=tuple(region(r) for r in block.reads),
         writes=tuple(region(w) for w in block.writes),
-        body=substitute(BufferStore(rf_buffer, kind(load, rhs), indices), plan.old_to_new),
-        init=substitute(BufferStore(rf_buffer, init.value, indices), plan.old_to_new),
+        body=substitute(
+            reducer.store(rf_buffers, indices, reducer.combine(partials, list(reducer.incoming))),
+            plan.old_to_new,
+        ),
+        init=substitute(reducer.init_stores(rf_buffers, indices), plan.old_to_new),
         annotations=dict(block.annotations),
     )
 
 
-def _write_back(plan, realize: BlockRealize, rf_loop: For, rf_buffer: Buffer, kind, update, init):
+def _write_back(plan, realize: BlockRealize, rf_loop: For, rf_buffers: list[Buffer], reducer: Reducer):
     block = realize.block
     wb_rf_var = Var(plan.rf_var.name, plan.rf_var.dtype)
     iters = [IterVar(wb_rf_var, Range(rf_loop.min, rf_loop.extent), IterKind.REDUCE)]
@@ -466,15 +465,16 @@ def _write_back(plan, realize: BlockRealize, rf_loop: For, rf_buffer: Buffer, ki
             var_map[iv.var] = Var(iv.var.name, iv.var.dtype)
             iters.append(IterVar(var_map[iv.var], iv.dom, iv.kind))
             values.append(value)
-    indices = tuple(substitute(i, var_map) for i in update.indices)
-    partial = BufferLoad(rf_buffer, plan.rf_indices(indices, wb_rf_var))
+    indices = tuple(substitute(i, var_map) for i in reducer.indices)
+    partials = [BufferLoad(b, plan.rf_indices(indices, wb_rf_var)) for b in rf_buffers]
+    outputs = [BufferLoad(b, indices) for b in reducer.buffers]
     wb_block = Block(
         name=block.name,
         iter_vars=tuple(iters),
-        reads=(_point_region(partial),),
-        writes=(_point_region(BufferLoad(update.buffer, indices)),),
-        body=BufferStore(update.buffer, kind(BufferLoad(update.buffer, indices), partial), indices),
-        init=BufferStore(update.buffer, substitute(init.value, var_map), indices),
+        reads=tuple(_point_region(p) for p in partials),
+        writes=tuple(_point_region(o) for o in outputs),
+        body=reducer.store(reducer.buffers, indices, reducer.combine(outputs, partials)),
+        init=substitute(reducer.init_stores(reducer.buffers, indices), var_map),
         annotations=dict(block.annotations),
     )
     return BlockRealize(tuple(values), const(True), wb_block)
@@ -534,17 +534,19 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             block,
         )
     _check_rfactor_loops(state, block, loops, loop, spatial_loops, reduce_loops)
-    kind, rhs, update, init = _match_reduction(block)
-    axis = _check_factor_axis(block, update.buffer, factor_axis)
+    reducer = _match_reduction(block)
+    axis = _check_factor_axis(block, reducer.buffers[0], factor_axis)
 
-    buffer = update.buffer
-    rf_shape = list(buffer.shape)
-    rf_shape.insert(axis, loop.extent)
-    rf_buffer = Buffer(state.unique_name(buffer.name + "_rf"), tuple(rf_shape), buffer.dtype, buffer.scope)
+    rf_buffers = []
+    for buffer in reducer.buffers:
+        rf_shape = list(buffer.shape)
+        rf_shape.insert(axis, loop.extent)
+        rf_buffers.append(
+            Buffer(state.unique_name(buffer.name + "_rf"), tuple(rf_shape), buffer.dtype, buffer.scope)
+        )
     plan = _RFactorPlan(realize, loop, loops, axis)
     rf_block = replace(
-        _rf_block(plan, block, rf_buffer, kind, rhs, update, init),
-        name=state.unique_name(block.name + "_rf"),
+        _rf_block(plan, block, rf_buffers, reducer), name=state.unique_name(block.name + "_rf")
     )
     loop_map = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in loops}
     rf_realize = BlockRealize(
@@ -553,7 +555,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         rf_block,
     )
     rf_nest = _nest(loops, rf_realize, loop_map)
-    wb_realize = _write_back(plan, realize, loop, rf_buffer, kind, update, init)
+    wb_realize = _write_back(plan, realize, loop, rf_buffers, reducer)
     keep = {lp.loop_var for lp in loops if lp is loop or lp.loop_var not in reduce_loops}
     # The write-back keeps the guard of a non-divisible split of its spatial loops (else it runs past them).
     dropped = {lp.loop_var for lp in loops} - keep
@@ -562,7 +564,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     scope = state.parent_block(realize)
     state.replace({loops[0]: seq(rf_nest, wb_nest)})
     scope = state.index.blocks[scope.name]
-    state.replace({scope: replace(scope, alloc_buffers=scope.alloc_buffers + (rf_buffer,))})
+    state.replace({scope: replace(scope, alloc_buffers=scope.alloc_buffers + tuple(rf_buffers))})
     return rf_block
 
 
@@ -647,7 +649,8 @@ class ReductionMethods:
         ------------
         - ``loop`` is a serial loop enclosing exactly one block, a reduction block
           whose update is ``C = C + x``, ``C * x``, ``T.max(C, x)`` or ``T.min(C, x)``
-          (a sum starts from 0, a product from 1);
+          (a sum starts from 0, a product from 1), or an argmax/argmin over two
+          buffers (schedule/rfactor_reducer.py: both get a partial buffer);
         - ``loop`` feeds a reduction iterator of the block and no spatial one (or is a
           loop of extent 1 that feeds none, as TVM allows: one partial slot); no
           loop feeds both kinds; the block is the first block under its outermost

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tir
@@ -772,3 +773,41 @@ def test_rfactor_of_a_unit_loop_bound_to_nothing_keeps_one_partial_slot():
     tir.assert_structural_equal(sch.func, row_sum_under_a_unit_loop_rfactor)
     verify_trace_roundtrip(sch, row_sum_under_a_unit_loop)
     assert_same_numbers(row_sum_under_a_unit_loop, sch.mod)
+
+
+@T.prim_func
+def row_argmax(
+    V: T.Buffer((8, 64), "float32"), best_at: T.Buffer((8,), "int32"), best: T.Buffer((8,), "float32")
+):
+    for i, k in T.grid(8, 64):
+        with T.block("argmax"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                best_at[vi] = -1
+                best[vi] = T.min_value("float32")
+            v_at: T.int32 = T.Select(best[vi] >= V[vi, vk], best_at[vi], vk)
+            v_best: T.float32 = T.Select(best[vi] >= V[vi, vk], best[vi], V[vi, vk])
+            best_at[vi] = v_at
+            best[vi] = v_best
+
+
+def test_rfactor_of_an_argmax_factors_both_buffers():
+    sch = Schedule(row_argmax)
+    _, k = sch.get_loops(sch.get_block("argmax"))
+    _, k_1 = sch.split(k, [8, 8])
+    rf = sch.rfactor(k_1, 1)
+    assert [b.name for b in sch.mod["main"].body.block.alloc_buffers] == ["best_at_rf", "best_rf"]
+    assert sch.get(rf).init is not None
+    verify_trace_roundtrip(sch, row_argmax)
+    values = np.random.default_rng(4).random((8, 64)).astype("float32")  # no ties
+    at, best = np.zeros(8, "int32"), np.zeros(8, "float32")
+    tir.interpret(sch.mod["main"], values, at, best)
+    np.testing.assert_array_equal(at, values.argmax(axis=1))
+    np.testing.assert_array_equal(best, values.max(axis=1))
+
+
+def test_rfactor_refuses_an_argmax_that_does_not_start_from_its_identity():
+    text = row_argmax.script().replace("best_at[vi] = -1", "best_at[vi] = 0")
+    sch = Schedule(tir.parse(text))
+    _, k = sch.get_loops(sch.get_block("argmax"))
+    assert_fails_unchanged(sch, ReducerPatternError, "starts from index -1", sch.rfactor, k, 0)
