@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from ..arith import Analyzer
 from ..arith.int_set import IntervalSet, relax_indices, set_to_range, union
 from ..buffer import Buffer, BufferRegion
-from ..expr import BufferLoad, Let, PrimExpr, Range, Var
+from ..expr import BufferLoad, BufferPointer, Let, PrimExpr, Range, Var, const
 from ..functor import Visitor, substitute, uses_var
 from ..matrix_ops import matrix_op_of
 from ..stmt import (
@@ -115,6 +115,13 @@ class _AccessCollector:
             IntervalSet.point(self.plain.simplify(index)) if _is_point(s) and not self._relaxes(index) else s
             for index, s in zip(indices, sets)
         ]
+        self._merge(table, buffer, sets)
+
+    def record_whole(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer) -> None:
+        """The whole buffer: what a pointer into it (``B.access_ptr("r")``) may reach."""
+        self._merge(table, buffer, [IntervalSet(const(0, e.dtype), e - 1) for e in buffer.shape])
+
+    def _merge(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer, sets: list[IntervalSet]) -> None:
         known = table.get(buffer)
         if known is None:
             table[buffer] = sets
@@ -224,6 +231,15 @@ class _LoadFinder(Visitor):
     def visit_BufferLoad(self, load: BufferLoad) -> None:
         self.generic_visit(load)
         self.collector.record(self.collector.reads, load.buffer, load.indices)
+
+    def visit_BufferPointer(self, pointer: BufferPointer) -> None:
+        # TVM's access_ptr mask says how the callee uses the buffer ("r", "w", "rw"); a bare
+        # `B.data` says nothing, as in TVM, and counts as no access.
+        self.generic_visit(pointer)
+        if "r" in pointer.access:
+            self.collector.record_whole(self.collector.reads, pointer.buffer)
+        if "w" in pointer.access:
+            self.collector.record_whole(self.collector.writes, pointer.buffer)
 
     def visit_Let(self, let: Let) -> None:
         self.visit(let.value)
