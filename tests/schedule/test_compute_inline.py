@@ -759,3 +759,35 @@ def test_reverse_inline_keeps_an_iterator_of_extent_one_in_the_store():
     tir.assert_structural_equal(sch.mod["main"], unit_row_add_reverse_inlined)
     verify_trace_roundtrip(sch, unit_row_add)
     assert_same_numbers(unit_row_add, sch.mod["main"])
+
+
+@T.prim_func
+def tiles_read_short(A: T.Buffer((8,), "float32"), C: T.Buffer((7,), "float32")):
+    B = T.alloc_buffer((2, 4))
+    for t, e in T.grid(2, 4):
+        with T.block("B"):
+            vt, ve = T.axis.remap("SS", [t, e])
+            B[vt, ve] = A[vt * 4 + ve] * T.float32(2)
+    for c in range(7):
+        with T.block("C"):
+            vc = T.axis.spatial(7, c)
+            C[vc] = B[vc // 4, vc % 4] + T.float32(1)
+
+
+@T.prim_func
+def tiles_read_short_reverse_inlined(A: T.Buffer((8,), "float32"), C: T.Buffer((7,), "float32")):
+    for t, e in T.grid(2, 4):
+        with T.block("B"):
+            vt, ve = T.axis.remap("SS", [t, e])
+            T.where(t * 4 + e < 7)
+            C[ve + vt * 4] = A[vt * 4 + ve] * T.float32(2) + T.float32(1)
+
+
+def test_reverse_inline_of_a_read_that_is_one_to_one_but_not_onto_guards_the_producer():
+    # c < 7 reads 7 of the 8 tile elements: the read is inverted over c padded to 8, and the
+    # producer writes C only where the inverse lies inside c's domain.
+    sch = Schedule(tiles_read_short)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    tir.assert_structural_equal(sch.mod["main"], tiles_read_short_reverse_inlined)
+    verify_trace_roundtrip(sch, tiles_read_short)
+    assert_same_numbers(tiles_read_short, sch.mod["main"])
