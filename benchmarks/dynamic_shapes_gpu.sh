@@ -6,6 +6,6 @@
 # each n. Then the existing GPU suite, to show nothing static changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pytest -q -m gpu tests/codegen/test_gpu_dynamic_shapes.py
-python benchmarks/dynamic_shapes.py cuda
-python -m pytest -q -m gpu tests/codegen/test_gpu.py
+python3 -m pytest -q -m gpu tests/codegen/test_gpu_dynamic_shapes.py
+python3 benchmarks/dynamic_shapes.py cuda
+python3 -m pytest -q -m gpu tests/codegen/test_gpu.py

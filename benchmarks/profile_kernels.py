@@ -11,7 +11,8 @@ stages / 128x128x8 with 3), ``mma``
 (tuner/space/tensor_core.py's mma.sync fp16 schedule, 4x4x2 fragments, 2x2 warps), ``mma-staged``
 (the same with the pipelined staging: 128x128x32 blocks of 4x8x2 fragments, 2x2 warps, 16-byte
 cp.async fetches into padded tiles, 3 stages in dynamic shared memory), ``mma-double`` (that with
-double-buffered fragment loads), ``wmma-staged`` (WMMA, 4x4x2 fragments, the same staging). The
+double-buffered fragment loads), ``wmma-staged`` (WMMA, 4x4x2 fragments, the same staging),
+``mma=FRAGS/WARPS/STAGES/LOADS`` (any staged mma.sync tiling, e.g. ``mma=4,8,2/4,2/3/k``). The
 result is checked against numpy once, so a profile is never taken of a wrong kernel.
 """
 
@@ -42,10 +43,14 @@ def kernel(name: str, n: int):
     if name == "mma":
         sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", (4, 4, 2), (2, 2), 2, "cuda-mma")
         mod, dtype = sch.mod, "float16"
-    elif name in STAGED:
-        frags, unit, loads = STAGED[name]
-        staging = {"vector": 8, "unit": unit, "stages": 3, "pad": True, "fragment_loads": loads}
-        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags, (2, 2), **staging)
+    elif name in STAGED or name.startswith("mma="):
+        frags, unit, loads = STAGED.get(name, (None, "cuda-mma", "step"))
+        warps, stages = (2, 2), 3
+        if name.startswith("mma="):  # mma=FRAGS/WARPS/STAGES/LOADS, e.g. mma=4,8,2/4,2/3/k
+            f, w, st, loads = name[4:].split("/")
+            frags, warps, stages = tuple(map(int, f.split(","))), tuple(map(int, w.split(","))), int(st)
+        staging = {"vector": 8, "unit": unit, "stages": stages, "pad": True, "fragment_loads": loads}
+        sch = tensorized_matmul(mixed_matmul(n, n, n), "cuda", frags, warps, **staging)
         mod, dtype = sch.mod, "float16"
     else:
         big = dict(rows=128, cols=128, depth=8, reg=8)

@@ -87,6 +87,8 @@ PIPELINED_CONFIGS = [
     ((4, 8, 2), (2, 4), 3, "step"),
     ((4, 8, 2), (2, 2), 3, "k-double"),
     ((4, 8, 4), (2, 2), 3, "k"),
+    ((4, 8, 1), (2, 2), 3, "step-ahead"),
+    ((4, 4, 2), (2, 2), 4, "step-ahead"),
 ]
 
 
@@ -110,7 +112,7 @@ def test_pipelined_mma_sync_matmul_on_the_gpu(dtype, frags, warps, stages, loads
     np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("loads", ["step", "k-double"])
+@pytest.mark.parametrize("loads", ["step", "k-double", "step-ahead"])
 def test_pipelined_wmma_matmul_on_the_gpu(loads):
     M, N, K = 256, 256, 384
     staging = {"vector": 8, "unit": "cuda", "stages": 3, "pad": True, "fragment_loads": loads}

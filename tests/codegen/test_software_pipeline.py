@@ -94,6 +94,54 @@ def test_remove_software_pipeline_keeps_the_plain_loop():
     assert [loop.extent.value for loop in loops] == [16, 8]
 
 
+@T.prim_func
+def register_then_compute(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    B = T.alloc_buffer((16,), scope="local")
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        for k in T.serial(
+            8, annotations={"software_pipeline_stage": [0, 1], "software_pipeline_order": [0, 1]}
+        ):
+            with T.block("B"):
+                T.reads(A[tx, k])
+                T.writes(B[tx])
+                B[tx] = A[tx, k] * T.float32(2)
+            with T.block("C"):
+                T.reads(B[tx])
+                T.writes(C[tx, k])
+                C[tx, k] = B[tx] + T.float32(1)
+
+
+def _version_indices(func) -> list:
+    """The first index of every access to a versioned buffer (a leading dimension of 2)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, (tir.BufferLoad, tir.BufferStore)) and node.buffer.name == "B":
+            found.append(node.indices[0])
+
+    tir.functor.post_order_visit(func.body, visit)
+    return found
+
+
+def test_register_versions_unroll_the_steady_loop_so_each_version_index_is_a_constant():
+    """A register buffer (local, warp, fragments) indexed by ``k % 2`` would live in local memory
+    in CUDA; the steady loop holds two pipeline iterations instead, each with constant versions,
+    and the odd iteration left over runs after it (8 iterations: prologue 1, 3 x 2 steady, 1 left,
+    epilogue 1)."""
+    pipelined = inject_software_pipeline(register_then_compute)
+    indices = _version_indices(pipelined)
+    assert indices and all(isinstance(index, tir.IntImm) for index in indices), indices
+    loops = [n for n in tir.functor.stmts_pre_order(pipelined.body) if isinstance(n, tir.For)]
+    assert [loop.extent.value for loop in loops if not loop.thread_tag] == [3]
+    expected, got = random_args(register_then_compute), random_args(register_then_compute)
+    tir.interpret(register_then_compute, *expected)
+    tir.interpret(pipelined, *got)
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-6)
+    c = np.full((16, 8), 1e3, "float32")
+    build(register_then_compute, "c")["register_then_compute"](expected[0], c)
+    np.testing.assert_allclose(c, expected[1], rtol=1e-6)
+
+
 # ---------------------------------------------------------------- the targets
 
 CASES = [

@@ -9,6 +9,8 @@ for sm_90 and runs on a GPU under ``pytest -m gpu`` (test_gpu_tensor_cores.py).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -328,7 +330,7 @@ def test_a_kernel_over_48_kb_takes_dynamic_shared_memory():
         generate_source(sch.mod, "cuda -arch=sm_75")
 
 
-@pytest.mark.parametrize("loads", ["k", "k-double"])
+@pytest.mark.parametrize("loads", ["k", "k-double", "step-ahead"])
 @pytest.mark.parametrize("dtypes", [("float16", "float32"), ("float32", "float32")], ids=["half", "float"])
 def test_fragments_loaded_per_k_fragment_on_the_metal_simulator(dtypes, loads):
     # k-double nests a 2-stage pipeline of the fragment loads in the 3-stage pipeline of the copies.
@@ -356,12 +358,28 @@ def test_double_buffered_fragments_on_cuda(unit):
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("unit", ["cuda", "cuda-mma"])
+def test_fragments_loaded_a_step_ahead_stay_in_registers_on_cuda(unit):
+    """step-ahead loads the fragments of k step s + 1 before the mma of step s: two versions of each
+    fragment, and the steady loop holds two steps so that every version index is a constant."""
+    sizes = {**PIPELINED, "fragment_loads": "step-ahead"}
+    sch = tensorized_matmul(mixed_matmul(128, 64, 160), "cuda", unit=unit, **sizes)  # 5 k steps: odd
+    source, _ = generate_source(sch.mod, "cuda")
+    assert not re.search(r"k_0_0[^\]\n]*% 2", source)  # no version indexed by the k-step loop
+    if nvcc.nvcc_available():
+        assert nvcc.compile_with_nvcc(source, "sm_90")[:4] == b"\x7fELF"
+    a, b, c = random_operands("float16", "float32", 128, 64, 160)
+    tir.interpret(sch.mod["main"], a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
+
+
 def test_an_unknown_fragment_loading_is_refused_with_the_schedule_unchanged():
     mod = mixed_matmul(64, 64, 64)
     sch = Schedule(mod)
     sizes = Sizes([None, 1, 2], [None, 1, 2], 1, 8)
     with pytest.raises(
-        ScheduleError, match=r"fragment_loads must be one of \('step', 'k', 'k-double'\), got 'k2'"
+        ScheduleError,
+        match=r"fragment_loads must be one of \('step', 'step-ahead', 'k', 'k-double'\), got 'k2'",
     ):
         tensorize_matmul(sch, sch.get_block("C"), "cuda-mma", lambda _loops: sizes, fragment_loads="k2")
     tir.assert_structural_equal(sch.mod, mod)

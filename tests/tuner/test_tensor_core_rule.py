@@ -260,10 +260,16 @@ def test_gemm_form_docstring_example():
     assert doctest.testmod(tuner.space.tensor_core_gemm_form).failed == 0
 
 
-def test_a_gemm_shaped_block_that_is_no_multiply_accumulate_falls_back_with_the_tensorize_error():
+@pytest.mark.parametrize(
+    "update",
+    ["C[vi, vj] + T.max(A[vi, vk], B[vk, vj])", "T.max(C[vi, vj], A[vi, vk] * B[vk, vj])"],
+    ids=["sum-of-max", "max-of-products"],
+)
+def test_a_gemm_shaped_block_that_is_no_multiply_accumulate_falls_back_before_any_tiling(update):
     mod = tir.IRModule(
         {
-            "main": tir.parse("""
+            "main": tir.parse(
+                """
 @T.prim_func
 def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
          C: T.Buffer((32, 32), "float16")):
@@ -272,17 +278,21 @@ def main(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16"),
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float16(0)
-            C[vi, vj] = C[vi, vj] + T.max(A[vi, vk], B[vk, vj])
-""")
+            C[vi, vj] = UPDATE
+""".replace("UPDATE", update)
+            )
         }
     )
     space = SpaceGenerator("metal")
     sch = space.sample(mod, seed=0)
     assert _tensorized(sch) == 0
-    assert "where the intrinsic computes A[vi, vk] * B[vk, vj]" in space.reasons["C"]
+    assert "GEMM-shaped but its body is not out = out + A * B" in space.reasons["C"]
     rng = np.random.default_rng(0)
     a, b = ((rng.random((32, 32)) - 0.5).astype("float16") for _ in range(2))
     c = np.zeros((32, 32), "float16")
     build(sch.mod, "metal", device="sim")["main"](a, b, c)
-    expected = np.maximum(a[:, None, :].astype("float64"), b.T[None, :, :]).sum(-1)
+    if update.startswith("T.max"):
+        expected = np.maximum((a[:, None, :].astype("float64") * b.T[None, :, :]).max(-1), 0)
+    else:
+        expected = np.maximum(a[:, None, :].astype("float64"), b.T[None, :, :]).sum(-1)
     np.testing.assert_allclose(c, expected, rtol=1e-2, atol=1e-1)

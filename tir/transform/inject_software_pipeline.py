@@ -46,8 +46,10 @@ extent, a buffer carried between iterations through the pipeline.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
+from ..arith import Analyzer
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
@@ -490,20 +492,42 @@ def _emit(
         s for i in range(max(last, extent), extent + last) for s in iteration(i, f"_epilogue{i - extent}")
     ]
     rest = {k: v for k, v in loop.annotations.items() if k not in PIPELINE_KEYS}
-    steady = []
-    if extent > last:
+    steady: list[Stmt] = []
+    unroll = _register_unroll(versions)
+    count, left = divmod(extent - last, unroll) if extent > last else (0, 0)
+    if count:
         var = Var(loop.loop_var.name, dtype)
-        body = seq(*iteration(var))
-        steady = [
-            For(var, const(last, dtype), const(extent - last, dtype), ForKind.SERIAL, body, annotations=rest)
-        ]
+        if unroll == 1:
+            body, start = seq(*iteration(var)), const(last, dtype)
+        else:  # each copy's version index is a constant: register arrays stay in registers
+            first = const(last, dtype) + var * unroll
+            copies = [iteration(first + u if u else first, f"_unroll{u}") for u in range(unroll)]
+            body, start = seq(*(s for copy in copies for s in copy)), const(0, dtype)
+        steady = [For(var, start, const(count, dtype), ForKind.SERIAL, body, annotations=rest)]
+    steady += [s for i in range(extent - left, extent) for s in iteration(i, f"_remainder{i}")]
     return seq(*head, *steady, *tail)
+
+
+# Scopes whose buffers a C-family compiler keeps in registers only when every index is a constant.
+REGISTER_SCOPES = ("local", "warp", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "metal.simdgroup")
+
+
+def _register_unroll(versions: dict[Buffer, int]) -> int:
+    """How many pipeline iterations the steady loop's body holds: the least common multiple of the
+    versions of register-resident buffers (1 if none), so that each copy indexes a fixed version
+    (``k % 2`` with ``k`` a loop variable would put a fragment array in local memory)."""
+    unroll = 1
+    for buffer, count in versions.items():
+        if buffer.scope in REGISTER_SCOPES:
+            unroll = unroll * count // math.gcd(unroll, count)
+    return unroll
 
 
 def _version(k: PrimExpr, versions: int) -> PrimExpr:
     if isinstance(k, IntImm):
         return const(k.value % versions, k.dtype)
-    return k % versions
+    folded = Analyzer().simplify(k % versions)  # a constant in an unrolled copy of the steady loop
+    return folded if isinstance(folded, IntImm) else k % versions
 
 
 class _PipelineRewriter(StmtMutator):

@@ -72,7 +72,7 @@ PREFERRED_TILES = [(64, 64, 32), (32, 64, 32), (32, 32, 32)]
 PREFERRED_ODDS = 0.5
 MIN_BLOCKS = 128
 # How a warp loads its fragments (tensorize_matmul's fragment_loads).
-FRAGMENT_LOADS = ("step", "k", "k-double")
+FRAGMENT_LOADS = ("step", "step-ahead", "k", "k-double")
 # Software pipeline depths of the k-step loop the rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 
@@ -146,7 +146,7 @@ def tensorize_matmul(
     fragment registers live); "k-double" as "k", double-buffered (``double_buffer_fragments``)."""
     if fragment_loads not in FRAGMENT_LOADS:
         raise ScheduleError(f"fragment_loads must be one of {FRAGMENT_LOADS}, got {fragment_loads!r}")
-    per_k = fragment_loads != "step"
+    per_k = fragment_loads in ("k", "k-double")
     (tm, tn, tk), (scope_a, scope_b, scope_c) = UNITS[unit]
     node = sch.get(block)
     names = intrinsic_names(unit, node.reads[-1].buffer.dtype, node.writes[0].buffer.dtype)
@@ -158,7 +158,7 @@ def tensorize_matmul(
     i0, iw, i1 = sch.split(i, tiles_m)
     j0, jw, j1 = sch.split(j, tiles_n)
     k0, k1 = sch.split(k, [None, frags_k])
-    if per_k:
+    if per_k or fragment_loads == "step-ahead":  # k fragments outermost: 2 mma on one accumulator far apart
         sch.reorder(*batch, i0, j0, iw, jw, k0, k1, i1, j1, i2, j2, k2)
     else:
         sch.reorder(*batch, i0, j0, iw, jw, k0, i1, j1, k1, i2, j2, k2)
@@ -190,7 +190,7 @@ def tensorize_matmul(
     sch.tensorize(sch.get_loops(init)[-2], names["fill"])
     sch.tensorize(i2, names["mma"])
     if isinstance(last_stage, ExprRV) or last_stage > 0:  # a sampled stage is annotated even if 0
-        pipeline_copies(sch, k0, last_stage, async_copies)
+        pipeline_copies(sch, k0, last_stage, async_copies, fragment_loads == "step-ahead")
     if fragment_loads == "k-double" and sch.get(k1).extent.value > 1:
         double_buffer_fragments(sch, k1)
 
@@ -223,7 +223,9 @@ def pad_for_fragment_loads(sch: Schedule, shared: BlockRV) -> None:
     sch.storage_align(shared, 0, buffer.ndim - 2, 32 // element, 16 // element)
 
 
-def pipeline_copies(sch: Schedule, loop: LoopRV, last_stage: int | ExprRV, async_copies: bool) -> None:
+def pipeline_copies(
+    sch: Schedule, loop: LoopRV, last_stage: int | ExprRV, async_copies: bool, fragments_ahead: bool = False
+) -> None:
     """Software-pipeline the k-step ``loop``: its global -> shared copies in stage 0, first, and
     everything else (fragment loads, mma) in ``last_stage``, after them in the order written; the
     copies are asynchronous (stage 0 in ``software_pipeline_async_stages``) when ``async_copies``.
@@ -236,7 +238,10 @@ def pipeline_copies(sch: Schedule, loop: LoopRV, last_stage: int | ExprRV, async
     statements = body.seq if isinstance(body, SeqStmt) else (body,)
     copies = [_writes_shared(stmt) for stmt in statements]
     running = [j for j, copy in enumerate(copies) if copy] + [j for j, copy in enumerate(copies) if not copy]
-    sch.annotate(loop, STAGE_KEY, [0 if copy else last_stage for copy in copies])
+    stages = [0 if copy else last_stage for copy in copies]
+    if fragments_ahead:  # the mma (last) one step after its fragment loads: two versions of each fragment
+        stages[-1] = last_stage + 1
+    sch.annotate(loop, STAGE_KEY, stages)
     sch.annotate(loop, ORDER_KEY, [running.index(j) for j in range(len(statements))])
     if async_copies:
         sch.annotate(loop, ASYNC_STAGES_KEY, [0])

@@ -8,6 +8,7 @@ gets a role from the buffers it indexes (A and B the two inputs, C the output):
 ``n, h, w``), *N* (B and C: ``co``) and *K* (A and B, reduction: ``rh, rw, rc``).
 ``matrix_unit_misfit`` says why a block does not fit (another role pattern, as
 depthwise convolution's channel, which indexes all three buffers and leaves no N;
+a body other than ``out = out + A * B``, casts allowed;
 dtypes without an intrinsic; float32, which keeps the pipelined scalar tiling; an
 M, N or K smaller than the intrinsic's tile), or None when it does; ``classify``
 (structure.py) picks the tensor-core rule with it, and the generator keeps the
@@ -37,7 +38,9 @@ from math import prod
 from codegen.target import Target
 from schedule import BlockRV, Schedule, ScheduleError
 from tir import Block, IndexMap, IntImm, IterKind, PrimExpr, Var, const
+from tir.expr import Add, BufferLoad, Cast, FloatImm, Mul
 from tir.functor import collect_vars
+from tir.stmt import BufferStore
 
 from .structure import is_spatial
 from .tensor_core import UNITS, intrinsic_names, tensor_core_gpu
@@ -90,6 +93,11 @@ def matrix_unit_misfit(sch: Schedule, block: Block, target: Target) -> str | Non
     roles = gemm_roles(block)
     if isinstance(roles, str):
         return roles
+    if not _multiply_adds(block):
+        return (
+            f"block {block.name!r} is GEMM-shaped but its body is not out = out + A * B (a matrix unit only "
+            "multiplies and adds)"
+        )
     if sch.loop_iters(block) is None:
         return f"block {block.name!r} is not bound one plain loop per iterator"
     inputs = {r.buffer.dtype for r in block.reads if r.buffer is not block.writes[0].buffer}
@@ -110,6 +118,33 @@ def matrix_unit_misfit(sch: Schedule, block: Block, target: Target) -> str | Non
                 f"{tile}-wide tile of {target.kind}'s matrix unit: most of each tile would be padding"
             )
     return None
+
+
+def _multiply_adds(block: Block) -> bool:
+    """Whether ``block``'s body is ``out[...] = out[...] + A[...] * B[...]`` (either order, each load
+    possibly cast), with an init that stores zero if it has one: what every matrix intrinsic computes."""
+    out = block.writes[0].buffer
+    body = block.body
+    if not isinstance(body, BufferStore) or body.buffer is not out or not isinstance(body.value, Add):
+        return False
+    terms = (body.value.a, body.value.b)
+    accumulator = [t for t in terms if isinstance(t, BufferLoad) and t.buffer is out]
+    products = [_uncast(t) for t in terms if not (isinstance(t, BufferLoad) and t.buffer is out)]
+    if len(accumulator) != 1 or len(products) != 1 or not isinstance(products[0], Mul):
+        return False
+    factors = {_uncast(products[0].a), _uncast(products[0].b)}
+    if not all(isinstance(f, BufferLoad) and f.buffer is not out for f in factors) or len(factors) != 2:
+        return False
+    init = block.init
+    return init is None or (isinstance(init, BufferStore) and _is_zero(_uncast(init.value)))
+
+
+def _uncast(expr: PrimExpr) -> PrimExpr:
+    return expr.value if isinstance(expr, Cast) else expr
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, (IntImm, FloatImm)) and expr.value == 0
 
 
 def to_gemm_form(sch: Schedule, name: str, target: Target) -> None:
