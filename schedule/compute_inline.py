@@ -492,10 +492,13 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
             block,
         )
     producer = writers[0]
-    _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
+    copied_init = _is_init_block_copied(producer, store, buffer)
+    if not copied_init:
+        _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
     _check_not_output(state, producer, buffer, action)
     _check_no_opaque_access(scope, buffer, block, action)
-    readers = [b.name for b in child_blocks(scope) if b is not block and _reads_buffer(b, buffer)]
+    others = [b for b in child_blocks(scope) if b is not block and not (copied_init and b is producer)]
+    readers = [b.name for b in others if _reads_buffer(b, buffer)]
     if readers:
         raise OtherConsumersError(
             f"can't {action}: block {readers[0]} also reads {buffer.name}, which would no longer be "
@@ -527,6 +530,39 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
     return scope, buffer, producer, producer_store, store, consumer_to_producer, conditions, realize
 
 
+def _is_init_block_copied(producer: Block, consumer_store, buffer: Buffer) -> bool:
+    """A producer with ``T.init()`` but only spatial iterators (each instance initializes its
+    element, then updates it once) whose consumer copies the element as it is: inlining moves
+    both stores, and the update's read of its own element, to the consumer's buffer (TVM's case
+    of a batch matmul of reduction extent 1 followed by a transpose)."""
+    init, update = producer.init, producer.body
+    if not (
+        isinstance(init, BufferStore)
+        and isinstance(update, BufferStore)
+        and init.buffer is buffer
+        and update.buffer is buffer
+        and all(iv.kind is IterKind.SPATIAL for iv in producer.iter_vars)
+        and isinstance(consumer_store, BufferStore)
+        and isinstance(consumer_store.value, BufferLoad)
+        and consumer_store.value.buffer is buffer
+    ):
+        return False
+    own = update.indices
+    return structural_equal(init.indices, own) and all(
+        structural_equal(load.indices, own) for load in loads_of(update.value, buffer)
+    )
+
+
+def substitute_buffer_loads(expr: PrimExpr, buffer: Buffer, load: BufferLoad) -> PrimExpr:
+    """``expr`` with every load of ``buffer`` replaced by ``load``."""
+
+    class _Replace(Mutator):
+        def visit_BufferLoad(self, found: BufferLoad):
+            return load if found.buffer is buffer else self.generic_visit(found)
+
+    return _Replace().visit(expr)
+
+
 def _same_indices(loads: list[BufferLoad]) -> bool:
     first = loads[0].indices
     return all(all(structural_equal(a, b) for a, b in zip(first, load.indices)) for load in loads[1:])
@@ -546,7 +582,14 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
 
     value = _FromProducer().visit(substitute(store.value, consumer_to_producer))
     indices = tuple(substitute(i, consumer_to_producer) for i in store.indices)
-    new_producer = with_inferred_regions(replace(producer, body=BufferStore(store.buffer, value, indices)))
+    init = None
+    if producer.init is not None:  # a copied init block: its element now lives in the consumer's buffer
+        target = BufferLoad(store.buffer, indices)
+        value = substitute_buffer_loads(value, buffer, target)
+        init = BufferStore(store.buffer, producer.init.value, indices)
+    new_producer = with_inferred_regions(
+        replace(producer, body=BufferStore(store.buffer, value, indices), init=init)
+    )
     producer_realize = state.realize_of(producer)
     new_realize = replace(
         producer_realize, block=new_producer, predicate=_new_predicate(producer_realize, conditions)
@@ -629,8 +672,9 @@ class ComputeInlineMethods:
           them onto a box (``B[vg * 6 + vr, vc]``, also one that only covers part of
           the box, ``B[c // 4, c % 4]`` with ``c < 7``), as in TVM;
         - ``B`` has exactly one producer, an elementwise (non-reduction) block whose
-          body is one store to ``B``; ``B`` is not a function parameter and no
-          other block reads it;
+          body is one store to ``B`` (or, when the consumer only copies the element, a
+          block with ``T.init()`` and spatial iterators only, as TVM allows); ``B`` is
+          not a function parameter and no other block reads it;
         - the producer writes every element the consumer reads (where it writes
           more, the producer gets a ``T.where`` predicate).
 

@@ -791,3 +791,53 @@ def test_reverse_inline_of_a_read_that_is_one_to_one_but_not_onto_guards_the_pro
     tir.assert_structural_equal(sch.mod["main"], tiles_read_short_reverse_inlined)
     verify_trace_roundtrip(sch, tiles_read_short)
     assert_same_numbers(tiles_read_short, sch.mod["main"])
+
+
+@T.prim_func
+def scaled_rows_then_transpose(
+    A: T.Buffer((4, 6), "float32"), s: T.Buffer((4,), "float32"), D: T.Buffer((6, 4), "float32")
+):
+    B = T.alloc_buffer((4, 6))
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.init():
+                B[vi, vj] = T.float32(0)
+            B[vi, vj] = B[vi, vj] + s[vi] * A[vi, vj]
+    for j, i in T.grid(6, 4):
+        with T.block("D"):
+            vj, vi = T.axis.remap("SS", [j, i])
+            D[vj, vi] = B[vi, vj]
+
+
+@T.prim_func
+def scaled_rows_then_transpose_reverse_inlined(
+    A: T.Buffer((4, 6), "float32"), s: T.Buffer((4,), "float32"), D: T.Buffer((6, 4), "float32")
+):
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.init():
+                D[vj, vi] = T.float32(0)
+            D[vj, vi] = D[vj, vi] + s[vi] * A[vi, vj]
+
+
+def test_reverse_inline_of_a_copy_into_a_block_with_init_and_spatial_iterators_only():
+    # Each instance of B initializes its element and updates it once, so a consumer that copies
+    # the element can take both stores over (TVM's batch matmul of reduction extent 1).
+    sch = Schedule(scaled_rows_then_transpose)
+    sch.reverse_compute_inline(sch.get_block("D"))
+    tir.assert_structural_equal(sch.mod["main"], scaled_rows_then_transpose_reverse_inlined)
+    verify_trace_roundtrip(sch, scaled_rows_then_transpose)
+    assert_same_numbers(scaled_rows_then_transpose, sch.mod["main"])
+
+
+def test_reverse_inline_into_a_block_with_init_refuses_a_consumer_that_is_not_a_copy():
+    text = scaled_rows_then_transpose.script().replace(
+        "D[vj_1, vi_1] = B[vi_1, vj_1]", "D[vj_1, vi_1] = B[vi_1, vj_1] * T.float32(2.0)"
+    )
+    assert "* T.float32(2.0)" in text
+    sch = Schedule(tir.parse(text))
+    assert_fails_unchanged(
+        sch, ReductionInlineError, "T.init()", sch.reverse_compute_inline, sch.get_block("D")
+    )
