@@ -211,7 +211,8 @@ def test_perfect_tile_of_a_symbolic_extent_is_tvms_fallback():
     sch = Schedule(symbolic)
     (loop,) = sch.get_loops(sch.get_block("B"))
     factors = sch.sample_perfect_tile(loop, 3)
-    assert [sch.get(f) for f in factors] == [-1, 1, 1]
+    assert factors[0] is None and [sch.get(f) for f in factors[1:]] == [1, 1]  # None: split infers it
+    assert sch.trace.decisions[len(sch.trace) - 1] == [-1, 1, 1]
     outer, middle, inner = sch.split(loop, factors)
     assert sch.get(outer).extent is sch.mod["main"].params[0].shape[0]
     verify_trace_roundtrip(sch, symbolic)
