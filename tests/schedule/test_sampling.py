@@ -376,3 +376,11 @@ def test_decisions_are_found_by_index_and_by_instruction_as_in_tvm():
     assert last in sch.trace.decisions and sch.trace.insts[0] not in sch.trace.decisions
     assert sch.trace.decisions.get(last) == [32, 3] and sch.trace.decisions.get(sch.trace.insts[0]) is None
     assert dict(sch.trace.decisions) == {len(sch.trace) - 1: [32, 3]}
+
+
+def test_an_integer_decision_found_by_instruction_reads_as_tvms_integer():
+    sch = Schedule(vector_add, seed=5)
+    sch.sample_categorical([16, 32, 64], [0.2, 0.3, 0.5], decision=2)
+    decision = sch.trace.decisions[sch.trace.insts[-1]]
+    assert decision == 2 and decision.value == 2 and type(decision.value) is int
+    assert type(sch.trace.decisions[len(sch.trace) - 1]) is int  # by index: the plain int, as stored
