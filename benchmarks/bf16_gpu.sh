@@ -6,12 +6,7 @@
 #    executor, the float32 -> bfloat16 cast bit for bit, ml_dtypes.bfloat16 arrays in and out.
 # 2. `tir tune matmul --dtype bfloat16 --target cuda`: 8 trials, every candidate checked first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/device_env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -m gpu tests/codegen/test_half_precision.py -p no:cacheprovider -rs
 python3 -m pytest -q tests/tir/test_bfloat16.py -p no:cacheprovider -k ml_dtypes -rs

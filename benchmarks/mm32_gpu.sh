@@ -11,12 +11,7 @@
 # Nsight Compute on the fragment kernels: bash benchmarks/profile_gpu.sh "frag-64:1024 frag-128:4096"
 # From the repository root with the lark and xgboost wheels in .whl/ (the GPU machine has no network).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/device_env.sh"
 PYTHON=${PYTHON:-python3}
 if [ "${1:-bench}" = "tune" ]; then
     "$PYTHON" benchmarks/tune_matmul.py --target cuda --sizes 1024 --trials 64

@@ -3,11 +3,7 @@
 #   bash benchmarks/profile_gpu.sh "fp32-64:1024 fp32-128:4096 mma:4096"
 # Prints each kernel's speed-of-light, memory, occupancy and warp-stall sections (details in $OUT when set).
 set -u
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
+source "$(dirname "$0")/device_env.sh"
 for spec in ${1:-fp32-64:1024 fp32-128:4096 mma:4096}; do
   name=${spec%%:*}; n=${spec##*:}
   echo "== $name $n"

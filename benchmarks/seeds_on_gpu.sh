@@ -3,12 +3,7 @@
 # seed 003 benchmark on that machine's (quiet) CPU cores. Run from anywhere: bash benchmarks/seeds_on_gpu.sh
 # lark and xgboost are not in the machine's image: carry their wheels in .whl/ (see docs/BENCHMARKS.md).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/device_env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # Needle's operators on CUDA through CuPy, against numpy (the same cases the simulator runs in CI)
 python3 -m pytest -q -m gpu tests/codegen/test_needle_ops.py -p no:cacheprovider

@@ -7,20 +7,7 @@
 #   bash benchmarks/session4_gpu.sh fp32big  # vendor table: fp32 matmul 4096^3, 64 trials
 # Each step has its own time limit and writes its whole output to $OUT (the folder that comes back).
 set -u
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp}
-step() {  # step NAME SECONDS COMMAND...: run with a limit, keep the output, show its tail
-  local name=$1 limit=$2
-  shift 2
-  timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
-  echo "== $name (rc $?)"
-  tail -n "${TAIL:-25}" "$OUT/$name.txt"
-}
+source "$(dirname "$0")/device_env.sh"
 case "${1:-tests}" in
   tests)
     step dynamic 100 python3 -m pytest -v -p no:cacheprovider -m gpu tests/codegen/test_gpu_dynamic_shapes.py

@@ -6,12 +6,7 @@
 #   3. the vendor table for the cross-thread reductions, tuned at 64 trials (benchmarks/vendor_table.py).
 # Each step has its own time limit so that the whole fits one 10-minute command.
 set -u
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/device_env.sh"
 nvidia-smi --query-gpu=name --format=csv,noheader
 echo "== 1. pytest -m gpu"
 timeout "${TESTS_S:-170}" python3 -m pytest -q -p no:cacheprovider -m gpu tests/ 2>&1 | tail -25

@@ -9,12 +9,7 @@
 # 3. The table for docs/BENCHMARKS.md: batch_matmul and conv2d_nhwc in float16 at the default shapes,
 #    32 trials each, against PyTorch (cuBLAS / cuDNN) in float16.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/device_env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/codegen/test_gpu_tensor_cores.py
 work=$(mktemp -d)

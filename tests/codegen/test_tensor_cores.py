@@ -373,6 +373,15 @@ def test_fragments_loaded_a_step_ahead_stay_in_registers_on_cuda(unit):
     np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("stages", [1, 2])
+def test_fragments_a_step_ahead_without_or_with_a_short_copy_pipeline_on_the_metal_simulator(stages):
+    sizes = {**PIPELINED, "warps": (2, 1), "vector": 4, "stages": stages, "fragment_loads": "step-ahead"}
+    sch = tensorized_matmul(matmul_for("float16", "float32", 64, 32, 112), "metal", **sizes)  # 7 k steps
+    a, b, c = random_operands("float16", "float32", 64, 32, 112)
+    build(sch.mod, "metal", device="sim")["main"](a, b, c)
+    np.testing.assert_allclose(c, a.astype("float64") @ b.astype("float64"), rtol=1e-5, atol=1e-5)
+
+
 def test_an_unknown_fragment_loading_is_refused_with_the_schedule_unchanged():
     mod = mixed_matmul(64, 64, 64)
     sch = Schedule(mod)

@@ -15,8 +15,9 @@ import pytest
 
 from codegen import build
 from codegen.target import Target
+from schedule import Schedule
 from tests.codegen.pipeline_schedules import pipelined_matmul
-from tir import For
+from tir import For, IterKind
 from tir.functor import stmts_pre_order
 from tuner import workloads
 from tuner.space import SpaceError, SpaceGenerator, check_limits
@@ -84,3 +85,38 @@ def test_a_pipeline_depth_decides_buffer_sizes_and_a_fetch_width_does_not():
     depth = next(i for i in categorical if trace.insts[i].args["candidates"][:2] == [0, 1])
     lanes = next(i for i in categorical if trace.insts[i].args["candidates"] == [1, 2, 4])
     assert _sizes_buffers(trace, depth) and not _sizes_buffers(trace, lanes)
+
+
+# ---------------------------------------------------------------- preferred matmul tilings
+
+
+def _matmul_tiles(sch) -> list:
+    tiles = [inst for inst in sch.trace.insts if inst.kind == "sample_perfect_tile"]
+    return [list(sch.trace.decisions[inst]) for inst in tiles[:3]]
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [
+        (1024, [[16, 16, 1, 4], [16, 16, 1, 4], [64, 16, 1]]),  # 128-wide blocks would be only 64
+        (4096, [[32, 16, 1, 8], [32, 16, 1, 8], [512, 8, 1]]),
+    ],
+)
+def test_gpu_matmul_drafts_the_preferred_tiling_in_about_a_quarter_of_the_samples(n, expected):
+    mod, space = workloads.matmul(n, n, n), SpaceGenerator("cuda")
+    drawn = Counter(str(_matmul_tiles(space.sample(mod, seed=seed))) for seed in range(60))
+    assert 6 <= drawn[str(expected)] <= 26, drawn.most_common(3)
+
+
+def test_a_batch_matmul_or_a_small_matmul_has_no_preferred_tiling():
+    from tuner.space.multi_level_tiling import _preferred_gpu_drafts
+
+    def drafts(mod):
+        sch = Schedule(mod)
+        iters = sch.get(sch.get_block("C")).iter_vars
+        counts = [4 if iv.kind is IterKind.SPATIAL else 3 for iv in iters]
+        return _preferred_gpu_drafts(iters, [iv.dom.extent.value for iv in iters], counts)
+
+    assert drafts(workloads.matmul(1024, 1024, 1024))[0] == [[16, 16, 1, 4], [16, 16, 1, 4], [64, 16, 1]]
+    assert drafts(workloads.matmul(256, 256, 256)) == []  # 16 blocks of 64 x 64: too few
+    assert drafts(workloads.batch_matmul(16, 128, 128, 64)) == []

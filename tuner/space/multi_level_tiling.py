@@ -59,7 +59,11 @@ draft whose thread count, shared-memory tile and accumulator tile fit the limits
 (limits.py), with at least a warp of threads (GPU) or a vector loop as wide as a
 vector register (CPU) where the loops allow it, is recorded
 with ``sample_perfect_tile(..., decision=draft)``. Drafting costs microseconds, so a
-few hundred drafts are cheap; when none fits, ``SpaceError`` names the limit.
+few hundred drafts are cheap; when none fits, ``SpaceError`` names the limit. For a
+GPU matmul, a quarter of the samples first try the fastest hand tilings
+(``PREFERRED_GPU_TILES``), which uniform draws over thousands of tilings rarely meet
+within 64 trials; they are recorded the same way, so mutation and replay treat them
+like any other draft.
 """
 
 from __future__ import annotations
@@ -86,6 +90,14 @@ FETCH_VECTOR_LANES = [1, 2, 4]
 # Software pipeline depths the GPU rule draws from (1: no pipeline).
 PIPELINE_STAGES = [1, 2, 3, 4]
 MAX_DRAFTS = 1024
+# Matmul tilings (block tile edge, register tile edge, k step; 16 x 16 threads) drafted first with
+# odds PREFERRED_ODDS where they divide the extents and make MIN_PREFERRED_BLOCKS thread groups or
+# more: the fastest hand schedules on the H200 (docs/BENCHMARKS.md: 128x128x8 with 8x8 a thread at
+# 4096^3, 64x64x16 with 4x4 at 1024^3), which 64 uniform draws rarely meet. The other decisions
+# (fragments, fetch width, pipeline depth) are drawn as always, and mutations move away from them.
+PREFERRED_GPU_TILES = [(128, 8, 8), (64, 4, 16)]
+PREFERRED_ODDS = 0.25
+MIN_PREFERRED_BLOCKS = 256
 # The share of GPU samples whose innermost reduction step reads its inputs through register
 # fragments (_register_fragments); a structural choice, kept by mutations of the other decisions.
 FRAGMENT_SHARE = 0.5
@@ -241,12 +253,25 @@ class _TileLimits:
 
 
 def _draft_tiles(
-    sch: Schedule, loops: list[For], counts: list[int], limits: _TileLimits, unit_innermost: list[bool]
+    sch: Schedule,
+    loops: list[For],
+    counts: list[int],
+    limits: _TileLimits,
+    unit_innermost: list[bool],
+    preferred: list[list[list[int]]] = (),
 ) -> list[list[int]]:
     """The first draft of tilings (``counts[i]`` levels for ``loops[i]``, the innermost one 1 where
     ``unit_innermost[i]``) within the limits; the preferences (a warp of threads, a full vector)
-    are asked for in the first half of the drafts only."""
+    are asked for in the first half of the drafts only. With odds ``PREFERRED_ODDS`` the first of
+    the ``preferred`` drafts within the limits comes first."""
     rng = random.Random(sch.fork_seed())
+    if preferred and rng.random() < PREFERRED_ODDS:
+        for draft in preferred:
+            try:
+                limits.check(draft, prefer=True)
+            except SpaceError:
+                continue
+            return draft
     broken: SpaceError | None = None
     for number in range(MAX_DRAFTS):
         draft = [
@@ -261,6 +286,41 @@ def _draft_tiles(
             continue
         return draft
     raise SpaceError(f"no tiling within the limits in {MAX_DRAFTS} drafts: {broken}", limit=broken.limit)
+
+
+def _preferred_gpu_drafts(
+    iters: list[IterVar], extents: list[int], counts: list[int]
+) -> list[list[list[int]]]:
+    """For a matrix multiply (two spatial loops and one reduction loop of extent > 1, tiled
+    "SSRRSRS"), the drafts of ``PREFERRED_GPU_TILES`` that divide its extents and launch at least
+    ``MIN_PREFERRED_BLOCKS`` thread groups, in that order; none for another block."""
+    if counts != [4 if iv.kind is IterKind.SPATIAL else 3 for iv in iters]:
+        return []
+    wide = [(iv.kind, e) for iv, e in zip(iters, extents) if e > 1]
+    if [kind for kind, _ in wide] != [IterKind.SPATIAL, IterKind.SPATIAL, IterKind.REDUCE]:
+        return []
+    (_, rows), (_, columns), (_, depth) = wide
+    drafts = []
+    for tile, register, step in PREFERRED_GPU_TILES:
+        if (
+            rows % tile
+            or columns % tile
+            or depth % step
+            or (rows // tile) * (columns // tile) < MIN_PREFERRED_BLOCKS
+        ):
+            continue
+        spatial = iter(
+            [[rows // tile, tile // register, 1, register], [columns // tile, tile // register, 1, register]]
+        )
+        drafts.append(
+            [
+                ([depth // step, step, 1] if iv.kind is IterKind.REDUCE else next(spatial))
+                if e > 1
+                else [1] * count
+                for iv, e, count in zip(iters, extents, counts)
+            ]
+        )
+    return drafts
 
 
 class _Tiles:
@@ -321,7 +381,9 @@ def _sample_tiles(
     counts = [spatial_levels if iv.kind is IterKind.SPATIAL else reduce_levels for iv in iters]
     limits = _TileLimits(node, iters, [n.extent.value for n in nodes], target)
     unit_innermost = [unit_reduce and iv.kind is IterKind.REDUCE for iv in iters]
-    draft = _draft_tiles(sch, nodes, counts, limits, unit_innermost)
+    extents = [n.extent.value for n in nodes]
+    preferred = _preferred_gpu_drafts(iters, extents, counts) if target.is_gpu else []
+    draft = _draft_tiles(sch, nodes, counts, limits, unit_innermost, preferred)
     tiles = _Tiles(sch, loops, iters, draft, limits.shared_bytes(draft) if target.is_gpu else 0)
     write_back = sch.cache_write(block, 0, "local")
     inline_epilogues(sch, write_back)

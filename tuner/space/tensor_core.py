@@ -143,7 +143,9 @@ def tensorize_matmul(
     (``pad_for_fragment_loads``); ``async_copies``: the pipeline's copies are cp.async;
     ``fragment_loads``: "step" loads each warp's A and B fragments of a whole k step at its top;
     "k" one k fragment at a time (the k fragment loop outside the warp's M and N fragments: fewer
-    fragment registers live); "k-double" as "k", double-buffered (``double_buffer_fragments``)."""
+    fragment registers live); "k-double" as "k", double-buffered (``double_buffer_fragments``);
+    "step-ahead" loads a whole step's fragments one k step before its mma (two versions of each
+    fragment; with ``last_stage`` 0, only the fragments are pipelined)."""
     if fragment_loads not in FRAGMENT_LOADS:
         raise ScheduleError(f"fragment_loads must be one of {FRAGMENT_LOADS}, got {fragment_loads!r}")
     per_k = fragment_loads in ("k", "k-double")
@@ -189,8 +191,12 @@ def tensorize_matmul(
     init = sch.decompose_reduction(block, k0)
     sch.tensorize(sch.get_loops(init)[-2], names["fill"])
     sch.tensorize(i2, names["mma"])
-    if isinstance(last_stage, ExprRV) or last_stage > 0:  # a sampled stage is annotated even if 0
-        pipeline_copies(sch, k0, last_stage, async_copies, fragment_loads == "step-ahead")
+    if fragment_loads == "step-ahead":  # a pipeline even without one for the copies (last_stage 0)
+        if isinstance(last_stage, ExprRV):
+            raise ScheduleError("fragment_loads='step-ahead' needs a fixed pipeline depth, not a sampled one")
+        pipeline_copies(sch, k0, last_stage, async_copies and last_stage > 0, fragments_ahead=True)
+    elif isinstance(last_stage, ExprRV) or last_stage > 0:  # a sampled stage is annotated even if 0
+        pipeline_copies(sch, k0, last_stage, async_copies)
     if fragment_loads == "k-double" and sch.get(k1).extent.value > 1:
         double_buffer_fragments(sch, k1)
 
