@@ -364,11 +364,22 @@ def predicate_bounds(
             dom[lhs] = Range(loop_range.min, extent)
             continue
         axis = next((a for a, i in enumerate(indices) if structural_equal(i, analyzer.simplify(lhs))), None)
-        if axis is None or region.region[axis].extent != 1:
+        if axis is None or not _is_one(region.region[axis].extent) or _shares_loops(indices, axis, dom):
             return condition
         known_low, known_high = clips.get(axis, (None, None))
         clips[axis] = (known_low if low is None else low, known_high if high is None else high)
     return dom, clips
+
+
+def _is_one(extent: PrimExpr) -> bool:
+    return isinstance(extent, IntImm) and extent.value == 1
+
+
+def _shares_loops(indices: list[PrimExpr], axis: int, dom: dict[Var, Range]) -> bool:
+    """Whether the index of ``axis`` uses a loop another axis's index uses too: clipping that axis
+    alone would then leave elements of the others that no iteration writes."""
+    mine = {v for v in collect_vars(indices[axis]) if v in dom}
+    return any(uses_var(index, lambda x: x in mine) for other, index in enumerate(indices) if other != axis)
 
 
 def _conjuncts(condition: PrimExpr) -> list[PrimExpr]:

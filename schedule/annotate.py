@@ -155,6 +155,16 @@ def storage_align(
 # ---------------------------------------------------------------- public methods
 
 
+def _refuse_thread_binding_key(block_or_loop, ann_key: str, instead: str) -> None:
+    """A loop's thread binding is its kind, which bind sets and parallel/serial/... replace; an
+    annotation of that name would claim a binding the loop does not have (TVM refuses it too)."""
+    if isinstance(block_or_loop, LoopRV) and ann_key == "thread_binding":
+        raise ValueError(
+            f"'thread_binding' is not an annotation of a loop but its binding to a thread: use {instead} "
+            "to change it (blocks may carry a 'thread_binding' annotation)"
+        )
+
+
 class AnnotateMethods:
     def annotate(
         self, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: int | float | str | bool | list | ExprRV
@@ -186,6 +196,7 @@ class AnnotateMethods:
                     T.block_attr({"pragma_auto_unroll_max_step": 16})
                     B[vi] = A[vi] * T.float32(3.0)
         """
+        _refuse_thread_binding_key(block_or_loop, ann_key, "Schedule.bind")
         return self._run("annotate", block_or_loop=block_or_loop, ann_key=ann_key, ann_val=ann_val)
 
     def unannotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str) -> None:
@@ -204,6 +215,7 @@ class AnnotateMethods:
         >>> sch.get(block).annotations
         {}
         """
+        _refuse_thread_binding_key(block_or_loop, ann_key, "Schedule.parallel or Schedule.serial")
         return self._run("unannotate", block_or_loop=block_or_loop, ann_key=ann_key)
 
     def storage_align(self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int) -> None:

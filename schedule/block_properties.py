@@ -310,26 +310,106 @@ def check_compact_data_flow(state: ScheduleState, loop: For, primitive_name: str
 # ---------------------------------------------------------------- stage pipelines
 
 
-def _region_of(state: ScheduleState, block: Block, region: BufferRegion, analyzer: Analyzer) -> list:
-    """What ``region`` of ``block`` covers over all its loops in the scope, as one interval per axis."""
+def _region_of(
+    state: ScheduleState, block: Block, region: BufferRegion, analyzer: Analyzer, lca: For | None = None
+) -> list:
+    """What ``region`` of ``block`` covers over its loops below ``lca`` (None: all its loops in the
+    scope), and over the thread loops whose threads share the buffer, as one interval per axis."""
     realize = state.realize_of(block)
-    dims = relaxed_region(realize, region, loop_domains(state, realize, None, "global"), analyzer)
+    dom = loop_domains(state, realize, lca, region.buffer.scope)
+    dims = relaxed_region(realize, region, dom, analyzer)
     return [IntervalSet(d.min, analyzer.simplify(d.min + d.extent - 1)) for d in dims]
 
 
+def _same_interval(a: IntervalSet, b: IntervalSet, analyzer: Analyzer) -> bool:
+    return analyzer.can_prove(a.min_value == b.min_value) and analyzer.can_prove(a.max_value == b.max_value)
+
+
+def _merged(a: list[IntervalSet], b: list[IntervalSet], analyzer: Analyzer) -> list[IntervalSet] | None:
+    """The union of boxes ``a`` and ``b`` when it is a box itself (equal on every axis but one, and
+    overlapping or touching on that one), else None."""
+    differing = [axis for axis, (x, y) in enumerate(zip(a, b)) if not _same_interval(x, y, analyzer)]
+    if len(differing) > 1:
+        return None
+    if not differing:
+        return a
+    axis = differing[0]
+    x, y = a[axis], b[axis]
+    touching = analyzer.can_prove(x.min_value <= y.max_value + 1) and analyzer.can_prove(
+        y.min_value <= x.max_value + 1
+    )
+    if not touching:
+        return None
+    return [*a[:axis], union([x, y], analyzer), *a[axis + 1 :]]
+
+
 def _covers(have: list[list[IntervalSet]], need: list[IntervalSet], analyzer: Analyzer) -> bool:
-    for axis, want in enumerate(need):
-        hull = union([sets[axis] for sets in have], analyzer)
-        if not (
-            analyzer.can_prove(hull.min_value <= want.min_value)
-            and analyzer.can_prove(want.max_value <= hull.max_value)
-        ):
-            return False
-    return True
+    """Whether the boxes ``have`` together certainly contain ``need``: boxes are merged only where
+    their union is a box, so a gap between two producers' regions is never papered over."""
+    boxes = list(have)
+    merged_some = True
+    while merged_some and len(boxes) > 1:
+        merged_some = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                both = _merged(boxes[i], boxes[j], analyzer)
+                if both is not None:
+                    boxes = [*boxes[:i], both, *boxes[i + 1 : j], *boxes[j + 1 :]]
+                    merged_some = True
+                    break
+            if merged_some:
+                break
+    return any(
+        all(
+            analyzer.can_prove(box[axis].min_value <= want.min_value)
+            and analyzer.can_prove(want.max_value <= box[axis].max_value)
+            for axis, want in enumerate(need)
+        )
+        for box in boxes
+    )
 
 
 def _interval_text(sets: list[IntervalSet]) -> str:
     return ", ".join(f"{s.min_value!r}:{s.max_value + 1!r}" for s in sets)
+
+
+def _common_loop(state: ScheduleState, blocks: list[Block]) -> For | None:
+    """The innermost loop of the scope enclosing all of ``blocks``, or None."""
+    nests = [state.loops_of(b) for b in blocks]
+    common = None
+    for loops in zip(*nests):
+        if any(loop is not loops[0] for loop in loops):
+            break
+        common = loops[0]
+    return common
+
+
+def region_cover_problem(state: ScheduleState, blocks: list[Block], position: int, analyzer: Analyzer):
+    """Why some read of ``blocks[position]`` is not covered by what the blocks before it in the same
+    scope write (TVM's *region cover*), or None. Regions are compared per iteration of the loops the
+    consumer shares with its producers: what a consumer reads in iteration ``i`` must be written in
+    iteration ``i`` (a read of the previous iteration's data is not covered)."""
+    consumer = blocks[position]
+    earlier = blocks[:position]
+    for read in consumer.reads:
+        producers = writers_of(earlier, read.buffer)
+        if not producers:
+            continue
+        lca = _common_loop(state, [consumer, *producers])
+        have = [
+            _region_of(state, p, w, analyzer, lca)
+            for p in producers
+            for w in p.writes
+            if w.buffer is read.buffer
+        ]
+        need = _region_of(state, consumer, read, analyzer, lca)
+        if not _covers(have, need, analyzer):
+            written = " and ".join(f"[{_interval_text(sets)}]" for sets in have)
+            return (
+                f"block {consumer.name!r} reads {read.buffer.name}[{_interval_text(need)}], but the "
+                f"blocks before it write only {written} of it"
+            )
+    return None
 
 
 def stage_pipeline_problem(state: ScheduleState, scope: Block) -> str | None:
@@ -337,26 +417,13 @@ def stage_pipeline_problem(state: ScheduleState, scope: Block) -> str | None:
     analyzer = Analyzer()
     blocks = child_blocks(scope)
     for position, consumer in enumerate(blocks):
-        earlier = blocks[:position]
-        for read in consumer.reads:
-            producers = writers_of(earlier, read.buffer)
-            if not producers:
-                continue
-            have = [
-                _region_of(state, p, w, analyzer)
-                for p in producers
-                for w in p.writes
-                if w.buffer is read.buffer
-            ]
-            need = _region_of(state, consumer, read, analyzer)
-            if not _covers(have, need, analyzer):
-                written = " and ".join(f"[{_interval_text(sets)}]" for sets in have)
-                return (
-                    f"block {consumer.name!r} reads {read.buffer.name}[{_interval_text(need)}], but the "
-                    f"blocks before it write only {written} of it"
-                )
+        problem = region_cover_problem(state, blocks, position, analyzer)
+        if problem is not None:
+            return problem
         for write in consumer.writes:
-            reader = next((b for b in earlier if any(r.buffer is write.buffer for r in b.reads)), None)
+            reader = next(
+                (b for b in blocks[:position] if any(r.buffer is write.buffer for r in b.reads)), None
+            )
             if reader is not None and not any(w.buffer is write.buffer for w in reader.writes):
                 return (
                     f"block {consumer.name!r} writes {write.buffer.name} after block {reader.name!r} read it "

@@ -114,7 +114,9 @@ def _split_iter(
     outer_dom = Range(IntImm(0, dtype), IntImm(iv.dom.extent.value // extent, dtype))
     outer = IterVar(Var(name + "_o", dtype), outer_dom, iv.kind)
     outer_value = analyzer.simplify(outer_part // extent) if extent != 1 else outer_part
-    return _SplitIter(outer, outer_value, inner, inner_part, outer.var * extent + inner.var)
+    # an outer iterator of one value is 0 in the inner block, as in TVM
+    replacement = inner.var if outer_dom.extent.value == 1 else outer.var * extent + inner.var
+    return _SplitIter(outer, outer_value, inner, inner_part, replacement)
 
 
 # ---------------------------------------------------------------- the rewrite

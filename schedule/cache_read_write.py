@@ -121,18 +121,32 @@ def cache_read(
     writer = _single_writer(scope_blocks, buffer)
     consumers = _consumer_set(state, consumer_blocks, scope, buffer)
 
-    # Step 2. Where the copy goes and which region it copies.
+    # Step 2. Where the copy goes and which region it copies. Readers before the writer read the
+    # buffer's value on entry, readers after it what it wrote: one copy serves one of the two.
+    related = [
+        b
+        for b in scope_blocks
+        if b is not writer
+        and any(r.buffer is buffer for r in b.reads)
+        and (consumers is None or b.name in consumers)
+    ]
+    writer_name = writer.name if writer is not None else None
+    if writer is not None:
+        position = {id(b): i for i, b in enumerate(scope_blocks)}
+        before = [b for b in related if position[id(b)] < position[id(writer)]]
+        if before and len(before) < len(related):
+            raise ConsumerBlockError(
+                f"blocks {', '.join(b.name for b in before)} read {buffer.name} before block {writer.name} "
+                f"writes it and the others after, so one copy can't serve them all; pass consumer_blocks "
+                "from one side",
+                *before,
+            )
+        if before:  # every reader runs before the writer: copy the value on entry
+            writer = None
     if writer is None:
         loc, pos = scope, 0
         region = next((r.region for r in scope.reads if r.buffer is buffer), buffer.full_region().region)
     else:
-        related = [
-            b
-            for b in scope_blocks
-            if b is not writer
-            and any(r.buffer is buffer for r in b.reads)
-            and (consumers is None or b.name in consumers)
-        ]
         loc, pos = location_before_first(state, scope, writer, related)
         region = written_region(state, writer, buffer, loc)
     compact = isinstance(loc, Block)
@@ -140,7 +154,6 @@ def cache_read(
 
     # Step 3. Build the copy block and point the consumers at the cache.
     stage, copy_block = copy_stage(buffer, cache, region, compact, into_cache=True)
-    writer_name = writer.name if writer is not None else None
     rewriter = CacheRewriter(
         buffer,
         cache,

@@ -23,9 +23,24 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tir import Block, BlockRealize, For, ForKind, IntImm, Range, SeqStmt, Stmt, Var, const, op
+from tir import (
+    Add,
+    Block,
+    BlockRealize,
+    For,
+    ForKind,
+    IntImm,
+    PrimExpr,
+    Range,
+    SeqStmt,
+    Stmt,
+    Sub,
+    Var,
+    const,
+    op,
+)
 from tir.arith import POS_INF, Analyzer
-from tir.arith.int_set import IntervalSet
+from tir.arith.int_set import IntervalSet, eval_set
 from tir.buffer import Buffer
 from tir.expr import IterKind
 from tir.stmt import seq
@@ -64,7 +79,12 @@ class OutputBlockError(ScheduleError):
 
 
 class NotSingleWriterError(ScheduleError):
-    """A buffer the block touches has several writers in the scope, so moving the block is unsafe."""
+    """A buffer the block touches has several writers in the scope, so moving the block is unsafe.
+
+    TVM counts a block with a co-writer as not "complete", so its message names that.
+    """
+
+    tvm_phrase = "neither a local complete block nor a local reduction block"
 
 
 class NoConsumerError(ScheduleError):
@@ -259,7 +279,47 @@ def _removal_point(state: ScheduleState, block: Block) -> Stmt:
 # ---------------------------------------------------------------- the rewrite
 
 
-def _new_nest(block, domains, preserve_unit_loops: bool, analyzer: Analyzer) -> Stmt:
+def _within(analyzer: Analyzer, ranges: dict[Var, Range], low: PrimExpr, high: PrimExpr) -> bool:
+    """Whether ``low <= high`` for every value of the loops: by the analyzer's constant bounds, or,
+    for symbolic ranges (``k_0`` in ``[0, n)``), by the value's interval over those ranges."""
+    if analyzer.can_prove(low <= high):
+        return True
+    low_set, high_set = eval_set(low, ranges, analyzer), eval_set(high, ranges, analyzer)
+    if not (isinstance(low_set.max_value, PrimExpr) and isinstance(high_set.min_value, PrimExpr)):
+        return False
+    return analyzer.can_prove(analyzer.simplify(low_set.max_value - high_set.min_value) <= 0)
+
+
+def _without_constant(value: PrimExpr, analyzer: Analyzer) -> tuple[PrimExpr, int]:
+    """``value`` as ``rest + k`` with ``k`` its constant term, so that a bound ``0 <= x * 8 - 1 + ax``
+    reads ``1 <= x * 8 + ax`` (TVM's form of the same predicate)."""
+    terms: list[tuple[PrimExpr, int]] = []
+
+    def flatten(e: PrimExpr, sign: int) -> None:
+        if isinstance(e, Add):
+            flatten(e.a, sign)
+            flatten(e.b, sign)
+        elif isinstance(e, Sub):
+            flatten(e.a, sign)
+            flatten(e.b, -sign)
+        else:
+            terms.append((e, sign))
+
+    flatten(analyzer.simplify(value), 1)
+    k = sum(sign * t.value for t, sign in terms if isinstance(t, IntImm))
+    rest = [(t, sign) for t, sign in terms if not isinstance(t, IntImm)]
+    if not k or not rest or rest[0][1] < 0:
+        return value, 0
+    out = rest[0][0]
+    for t, sign in rest[1:]:
+        out = op.add(out, t) if sign > 0 else op.sub(out, t)
+    return out, k
+
+
+def _new_nest(
+    block, domains, preserve_unit_loops: bool, analyzer: Analyzer, ranges: dict[Var, Range]
+) -> Stmt:
+    ranges = dict(ranges)
     loop_vars, extents, values, predicate = [], [], [], const(True)
     for iv, (low, high, bounds) in zip(block.iter_vars, domains):
         extent = analyzer.simplify(high - low + 1)
@@ -274,28 +334,34 @@ def _new_nest(block, domains, preserve_unit_loops: bool, analyzer: Analyzer) -> 
                     loop_extent = IntImm(upper, extent.dtype)
                     predicate = op.logical_and(predicate, ax < extent)
             analyzer.bind(ax, Range(const(0, loop_extent.dtype), loop_extent))
+            ranges[ax] = Range(const(0, loop_extent.dtype), loop_extent)
             loop_vars.append(ax)
             extents.append(loop_extent)
             # TVM leaves ``min + ax`` as is (min is simplified already), which keeps unit loops visible.
             value = op.add(low, ax)
         values.append(value)
         for b in bounds:
-            if not analyzer.can_prove(b.min_value <= value):
-                predicate = op.logical_and(predicate, b.min_value <= value)
-            if not analyzer.can_prove(value <= b.max_value):
-                predicate = op.logical_and(predicate, value < analyzer.simplify(b.max_value + 1))
+            rest, k = _without_constant(value, analyzer)
+            if not _within(analyzer, ranges, b.min_value, value):
+                predicate = op.logical_and(predicate, analyzer.simplify(b.min_value - k) <= rest)
+            if not _within(analyzer, ranges, value, b.max_value):
+                predicate = op.logical_and(predicate, rest < analyzer.simplify(b.max_value + 1 - k))
     nest: Stmt = BlockRealize(tuple(values), analyzer.simplify(predicate), block)
     for ax, extent in reversed(list(zip(loop_vars, extents))):
         nest = For(ax, const(0, extent.dtype), extent, ForKind.SERIAL, nest)
     return nest
 
 
-def _bind_loop_ranges(state: ScheduleState, loop: For, analyzer: Analyzer) -> None:
+def _bind_loop_ranges(state: ScheduleState, loop: For, analyzer: Analyzer) -> dict[Var, Range]:
+    """Tell ``analyzer`` the ranges of ``loop`` and the loops around it in the scope; return them."""
+    ranges = {}
     for node in [loop, *state.ancestors(loop)]:
         if isinstance(node, Block):
             break
         if isinstance(node, For):
             analyzer.bind(node.loop_var, Range(node.min, node.extent))
+            ranges[node.loop_var] = Range(node.min, node.extent)
+    return ranges
 
 
 def _move(state: ScheduleState, block, loop, preserve_unit_loops, index, reverse: bool) -> None:
@@ -327,7 +393,7 @@ def _move(state: ScheduleState, block, loop, preserve_unit_loops, index, reverse
 
     # Step 2. The region the block must cover in one iteration of the loop.
     analyzer = Analyzer()
-    _bind_loop_ranges(state, loop, analyzer)
+    ranges = _bind_loop_ranges(state, loop, analyzer)
     required: dict[Buffer, list[list[IntervalSet]]] = {}
     provided = block.reads if reverse else block.writes
     wanted = {r.buffer for r in provided}
@@ -342,7 +408,7 @@ def _move(state: ScheduleState, block, loop, preserve_unit_loops, index, reverse
     domains = iteration_domains(block, provided, required, analyzer, reverse)
 
     # Step 3. Regenerate the block's loops under the target loop and drop the old ones.
-    nest = _new_nest(block, domains, preserve_unit_loops, analyzer)
+    nest = _new_nest(block, domains, preserve_unit_loops, analyzer, ranges)
     subtrees = _subtrees(loop)
     subtrees.insert(position, nest)
     state.replace({removed: None, loop: replace(loop, body=seq(*subtrees))})

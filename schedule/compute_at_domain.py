@@ -76,6 +76,9 @@ def _solve_dim(provided: Range, required: IntervalSet, dim_max: PrimExpr, block:
             return v, IntervalSet(low * c, high * c + (c - 1)), IntervalSet(const(0), dim_max * c + (c - 1))
         b = analyzer.simplify(substitute(index, {v: const(0, v.dtype)}))
         a = analyzer.simplify(substitute(index, {v: const(1, v.dtype)}) - b)
+        if isinstance(a, IntImm) and a.value == -1 and analyzer.can_prove_equal(index, b - v):
+            # a reversed index (``9 - v``): the instances producing [low, high] are v in [b - high, b - low]
+            return v, IntervalSet(b - high, b - low), IntervalSet(b - dim_max, b)
         if isinstance(a, IntImm) and a.value > 0 and analyzer.can_prove_equal(index, a * v + b):
             a = a.value
             if a == 1:
@@ -86,8 +89,8 @@ def _solve_dim(provided: Range, required: IntervalSet, dim_max: PrimExpr, block:
             return v, dom, IntervalSet(_ceildiv(op.neg(b), a), op.floordiv(dim_max - b, a))
     raise RegionPatternError(
         f"cannot tell which instances of block {block.name} produce the needed region: its index "
-        f"{index!r} is not a * v + b, v // c or v % c of a single block iterator. Simplify the block's "
-        "indexing (e.g. with transform_layout) before moving it",
+        f"{index!r} is not a * v + b (a > 0 or a == -1), v // c or v % c of a single block iterator. "
+        "Simplify the block's indexing (e.g. with transform_layout) before moving it",
         block,
     )
 

@@ -13,14 +13,18 @@ from __future__ import annotations
 from tir import Block, For
 
 
-class ScheduleError(Exception):
+class ScheduleError(RuntimeError):
     """A schedule primitive could not be applied; the schedule is unchanged.
+
+    A RuntimeError, as TVM's ScheduleError (a TVMError) is, so code catching that carries over.
 
     ``tvm_phrase``: the key words of TVM's message for the same condition, which users grep
     for; a subclass sets it and the message gains a line quoting it (unless it says it already).
     """
 
     tvm_phrase: str | None = None
+    # TVM's short constant text for this condition, shown at error_render_level="fast".
+    fast_text: str | None = None
 
     def __init__(self, message: str, *nodes, primitive: str | None = None):
         phrase = self.tvm_phrase
@@ -32,11 +36,20 @@ class ScheduleError(Exception):
         self.primitive = primitive
         self.rendered: str | None = None
 
-    def render(self, mod, primitive: str | None = None) -> str:
-        """Header, reason and the script of ``mod`` with ``self.nodes`` marked."""
+    def render(self, mod, primitive: str | None = None, level: str = "detail") -> str:
+        """Header, reason and the script of ``mod`` with ``self.nodes`` marked.
+
+        ``level`` is TVM's error_render_level: "detail" (all of it), "fast" (one short line,
+        no script) or "none" ("(not rendered)"); the error's ``args`` hold the same text.
+        """
         from tir.script.printer import to_script
 
         self.primitive = primitive or self.primitive
+        if level != "detail":
+            first_line = self.message.splitlines()[0]
+            self.rendered = "(not rendered)" if level == "none" else self.fast_text or first_line
+            self.args = (self.rendered,)
+            return self.rendered
         head = f"ScheduleError in {self.primitive}: " if self.primitive else "ScheduleError: "
         lines = [head + self.message]
         if mod is not None:
@@ -75,6 +88,15 @@ class UnknownHandleError(StaleHandleError, NotFoundError, IndexError):
 
 
 FORGOTTEN_BY_REMOVE_RV = "the handle was removed by remove_rv"
+
+
+class BlockNameNotFoundError(NotFoundError):
+    """get_block of a name no block of the function has."""
+
+    fast_text = "Cannot find a block with the specified name"
+
+
+ERROR_RENDER_LEVELS = ("detail", "fast", "none")
 
 
 class ArgumentError(ScheduleError):

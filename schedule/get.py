@@ -13,7 +13,7 @@ from tir import Block, BufferStore, For
 from tir.functor import post_order_visit
 
 from .analysis import child_blocks, consumers_of, producers_of, realizes_under, writes_outside_scope
-from .errors import FORGOTTEN_BY_REMOVE_RV, ArgumentError, NotFoundError, describe
+from .errors import FORGOTTEN_BY_REMOVE_RV, ArgumentError, BlockNameNotFoundError, NotFoundError, describe
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
 
@@ -62,8 +62,8 @@ def get_block(state: ScheduleState, name: str, func_name: str | None = None) -> 
                 "T.block (a store such as `B[i] = ...` directly under a loop), which a schedule cannot "
                 'name: wrap the store in `with T.block("B"):` with `vi = T.axis.spatial(8, i)` iterators.'
             )
-        raise NotFoundError(
-            f"Cannot find a block with the name: {name!r}; no block named {name!r} in function "
+        raise BlockNameNotFoundError(
+            f"Cannot find a block with the name: {name}; no block named {name!r} in function "
             f"{func_name!r}.{hint}"
         )
     state.func_name = func_name
@@ -100,7 +100,7 @@ def get_output_blocks(state: ScheduleState, scope_block: Block | str = "root") -
         found = state.index.blocks.get(scope_block)
         if found is None:
             raise NotFoundError(
-                f"Cannot find a block with the name: {scope_block!r} in function {state.func_name!r} "
+                f"Cannot find a block with the name: {scope_block} in function {state.func_name!r} "
                 f"to look for output blocks in. Blocks: {', '.join(state.index.blocks)}."
             )
         scope_block = found
@@ -159,7 +159,7 @@ class GetMethods:
         >>> sch.get_block("D")
         Traceback (most recent call last):
         ...
-        schedule.errors.NotFoundError: ScheduleError in get_block: Cannot find a block with the name: 'D'...
+        schedule.errors.BlockNameNotFoundError: ScheduleError in get_block: Cannot find a block...: D...
         <BLANKLINE>
         ...
         """

@@ -193,5 +193,5 @@ class BlockArgumentMethods:
         try:
             return prepare()
         except ScheduleError as err:
-            err.render(self.mod, kind)
+            err.render(self.mod, kind, self._error_render_level)
             raise

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from tir import (
+    GE,
     Block,
     BlockRealize,
     Buffer,
@@ -44,6 +45,7 @@ from tir import (
     post_order_visit,
     substitute,
 )
+from tir.analysis.access_bounds import linear_terms
 from tir.analysis.block_access import region_of
 from tir.arith import Analyzer
 from tir.arith.iter_map import IterSumExpr
@@ -139,12 +141,12 @@ class _AccessRewriter(Mutator):
         self.analyzer = Analyzer()
 
     def visit_For(self, loop: For):
-        self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+        self.analyzer.update_range(loop.loop_var, Range(loop.min, loop.extent))
         return self.generic_visit(loop)
 
     def visit_Block(self, block: Block):
         for iv in block.iter_vars:
-            self.analyzer.bind(iv.var, iv.dom)
+            self.analyzer.update_range(iv.var, iv.dom)
         new = self.generic_visit(block)
         changes = {
             "reads": tuple(self.region(r, self.analyzer) for r in new.reads),
@@ -249,9 +251,12 @@ def _append_padding_block(
         for loop_var, extent in zip(loop_vars, buffer.shape):
             analyzer.bind(loop_var, Range(const(0, extent.dtype), extent))
         to_loops = dict(zip(outputs, loop_vars))
+        parts = [analyzer.simplify(substitute(part, to_loops)) for part in padding]
+        if len(parts) == 1 and (last_row := _last_row_tail(parts[0], loop_vars, buffer.shape)) is not None:
+            return last_row
         condition = const(False)
-        for part in padding:
-            condition = op.logical_or(condition, substitute(part, to_loops))
+        for part in parts:
+            condition = op.logical_or(condition, part)
         return analyzer.simplify(condition)
 
     def body(iters: list[Var]):
@@ -263,6 +268,26 @@ def _append_padding_block(
     state.insert_beside(
         state.index.blocks[producer], spatial_stage(name, list(buffer.shape), body, where), True
     )
+
+
+def _last_row_tail(part: PrimExpr, loop_vars: list[Var], shape) -> PrimExpr | None:
+    """``row * width + col >= n``, the padding of one index split in two, as TVM writes it:
+    ``row == n // width and n % width <= col`` (the tail of the last row); None for other maps."""
+    if not isinstance(part, GE) or not isinstance(part.b, IntImm):
+        return None
+    terms = linear_terms(part.a)
+    extents = {v: e for v, e in zip(loop_vars, shape)}
+    if terms is None or terms[1] != 0 or len(terms[0]) != 2:
+        return None
+    (row, width), (col, one) = sorted(terms[0].items(), key=lambda kv: -kv[1])
+    col_extent, row_extent = extents.get(col), extents.get(row)
+    n = part.b.value
+    if one != 1 or not isinstance(col_extent, IntImm) or col_extent.value != width or row_extent is None:
+        return None
+    if not isinstance(row_extent, IntImm) or n // width != row_extent.value - 1 or n % width == 0:
+        return None
+    dtype = row.dtype
+    return op.logical_and(op.eq(row, const(n // width, dtype)), op.le(const(n % width, dtype), col))
 
 
 # ---------------------------------------------------------------- transform_block_layout
@@ -294,7 +319,11 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
     )
     extents = static_extents([iv.dom.extent for iv in block.iter_vars], f"block {block.name!r}", block)
     sums = bijection(in_iters, extents, block)
-    if sums is None or any(not s.args for s in sums):
+    extent_of = {iv.var: n for iv, n in zip(block.iter_vars, extents)}
+    unit_outputs = {  # an iterator of extent 1 passed through as an output: the detector drops it
+        k: e for k, e in enumerate(in_iters.final_indices) if isinstance(e, Var) and extent_of.get(e) == 1
+    }
+    if sums is None or any(not s.args and k not in unit_outputs for k, s in enumerate(sums)):
         raise IndexMapNotApplicableError(
             f"index map {index_map} is not a one-to-one affine map of block {block.name!r}'s iteration "
             f"space {extents}",
@@ -303,7 +332,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
     kind_of = {iv.var: iv.kind for iv in block.iter_vars}
     kinds = []
     for k, s in enumerate(sums):
-        used = {kind_of[a.source.source] for a in s.args}
+        used = {kind_of[a.source.source] for a in s.args} or {kind_of[unit_outputs[k]]}
         if len(used) != 1:
             raise IndexMapNotApplicableError(
                 f"output {k} of index map {index_map} mixes spatial and reduction iterators of block "
@@ -321,9 +350,10 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map) -> Non
         for (name, _), s, kind in zip(names, sums, kinds)
     )
     inverse = inverse_of(in_iters, sums, [iv.var for iv in new_iters])
+    inverse.update({e: new_iters[k].var for k, e in unit_outputs.items()})
     analyzer = Analyzer()
     for iv in new_iters:
-        analyzer.bind(iv.var, iv.dom)
+        analyzer.update_range(iv.var, iv.dom)
     inverse = {v: analyzer.simplify(e) for v, e in inverse.items()}
     moved = replace(
         block,

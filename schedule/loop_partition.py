@@ -7,10 +7,14 @@ rest, ``for i3 in range(67, 128)``; one factor may be None, inferred so that the
 parts add up to the extent. Each part is a copy of the body with fresh loop and
 iterator variables; its blocks are renamed ``<block>_<loop><k>`` (block names are
 unique), and an iterator bound to the loop itself gets the part's range as its
-domain. Unlike TVM we do not wrap the parts in ``<block>_<loop>_common`` /
-``_partition`` blocks: the parts are plain sibling loops, which computes the same.
-Peeling a boundary part this way is what lets its copy specialize (an unpredicated
-main part and a short tail).
+domain. As in TVM, each part sits in an opaque block ``<block>_<loop><k>_partition``
+and the parts in one ``<block>_<loop>_common`` (``<block>``: the first block under
+the loop), and each copied block's regions are what its iterators cover over their
+(now narrower) domains, ``A[0:2, 0:128]`` for the part ``range(0, 2)``. Unlike TVM,
+the opaque blocks list the regions their parts touch (TVM's are empty, which hides
+the parts from the dependence analysis). Peeling a
+boundary part this way is what lets its copy specialize (an unpredicated main part
+and a short tail).
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tir import Block, BlockRealize, For, IntImm, Mutator, Range, Var, const
+from tir.analysis.block_access import infer_access_regions, region_of
+from tir.arith import Analyzer
+from tir.buffer import BufferRegion
 from tir.functor import stmts_pre_order
 from tir.stmt import seq
 
@@ -73,12 +80,7 @@ class _PartCopy(Mutator):
         for iv in block.iter_vars:
             self.vmap[iv.var] = Var(iv.var.name, iv.var.dtype)
         new = self.generic_visit(block)
-        name, n = f"{block.name}_{self.suffix}", 0
-        while name in self.taken:
-            n += 1
-            name = f"{block.name}_{self.suffix}_{n}"
-        self.taken.add(name)
-        return replace(new, name=name)
+        return replace(new, name=_unique(f"{block.name}_{self.suffix}", self.taken))
 
     def visit_BlockRealize(self, realize: BlockRealize):
         new = self.generic_visit(realize)
@@ -86,9 +88,49 @@ class _PartCopy(Mutator):
             replace(iv, dom=self.part) if value is self.part_var else iv
             for iv, value in zip(new.block.iter_vars, new.iter_values)
         )
-        if all(a is b for a, b in zip(iter_vars, new.block.iter_vars)):
-            return new
-        return replace(new, block=replace(new.block, iter_vars=iter_vars))
+        return replace(new, block=_covered_regions(replace(new.block, iter_vars=iter_vars)))
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    found, n = name, 0
+    while found in taken:
+        n += 1
+        found = f"{name}_{n}"
+    taken.add(found)
+    return found
+
+
+def _covered_regions(block: Block) -> Block:
+    """The block with its regions inferred from its body, each relaxed over its iterators' domains
+    (a declared region of a buffer the body only reaches opaquely, ``B.data``, is kept)."""
+    reads, writes = infer_access_regions(block)
+    reads, writes = (
+        (*found, *(r for r in declared if all(f.buffer is not r.buffer for f in found)))
+        for found, declared in ((reads, block.reads), (writes, block.writes))
+    )
+    if block.iter_vars:
+        dom = {iv.var: iv.dom for iv in block.iter_vars}
+        analyzer = Analyzer()
+        reads, writes = ([_relaxed(r, dom, analyzer) for r in regions] for regions in (reads, writes))
+    return replace(block, reads=tuple(reads), writes=tuple(writes))
+
+
+def _relaxed(region: BufferRegion, dom: dict, analyzer: Analyzer) -> BufferRegion:
+    ranges = []
+    for r in region.region:
+        low = region_of([r.min], dom, analyzer)[0].min
+        high = region_of([r.min + r.extent], dom, analyzer)[0]
+        ranges.append(Range(low, analyzer.simplify(high.min + high.extent - 1 - low)))
+    return BufferRegion(region.buffer, tuple(ranges))
+
+
+def _opaque(name: str, body) -> BlockRealize:
+    """An opaque block around ``body`` with the regions its body touches. TVM leaves them empty,
+    which hides the parts' accesses from the dependence analysis: a later cache_read of their
+    output then copies it before the parts write it (wrong numbers)."""
+    block = Block(name, (), (), (), body)
+    reads, writes = infer_access_regions(block)
+    return BlockRealize((), IntImm(1, "bool"), replace(block, reads=reads, writes=writes))
 
 
 @primitive()
@@ -100,12 +142,20 @@ def loop_partition(
     check_serial(loop, "loop_partition", fix)
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
         raise ArgumentError(f"can't partition loop {loop.loop_var.name}: it must start at 0", loop)
+    if loop.annotations:
+        raise ArgumentError(
+            f"can't partition loop {loop.loop_var.name}: it has annotations {sorted(loop.annotations)} "
+            "that each part would have to carry (TVM refuses this too); partition before annotating",
+            loop,
+        )
     extent = check_constant_extent(loop, "loop_partition")
     sizes = _sizes(loop, factors, extent)
 
     # Step 2. one copy of the body per part, each over its own range
     dtype = loop.loop_var.dtype
-    taken = set(state.index.blocks) - {s.name for s in stmts_pre_order(loop) if isinstance(s, Block)}
+    inside = [s.name for s in stmts_pre_order(loop) if isinstance(s, Block)]
+    taken = set(state.index.blocks) - set(inside)
+    prefix = inside[0] if inside else loop.loop_var.name
     parts, new_vars, offset = [], [], 0
     for k, size in enumerate(sizes):
         var = Var(f"{loop.loop_var.name}{k}", dtype)
@@ -114,15 +164,13 @@ def loop_partition(
         if size == 1 and not preserve_unit_iters:
             vmap[loop.loop_var] = const(offset, dtype)
         body = _PartCopy(vmap, var.name, taken, var, part).visit(loop.body)
-        if size == 1 and not preserve_unit_iters:
-            parts.append(body)
-        else:
-            parts.append(
-                For(var, part.min, part.extent, loop.kind, body, loop.thread_tag, dict(loop.annotations))
-            )
+        if not (size == 1 and not preserve_unit_iters):
+            body = For(var, part.min, part.extent, loop.kind, body, loop.thread_tag)
             new_vars.append(var)
+        parts.append(_opaque(_unique(f"{prefix}_{var.name}_partition", taken), body))
         offset += size
-    state.replace({loop: seq(*parts)})
+    common = _unique(f"{prefix}_{loop.loop_var.name}_common", taken)
+    state.replace({loop: _opaque(common, seq(*parts))})
     return [state.index.loops[var] for var in new_vars]
 
 
@@ -155,18 +203,27 @@ class LoopPartitionMethods:
         @T.prim_func
         def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
             # with T.block("root"):
-            for i0 in range(12):
-                with T.block("B_i0"):
-                    vi = T.axis.spatial(12, i0)
-                    T.reads(A[vi])
-                    T.writes(B[vi])
-                    B[vi] = A[vi] * T.float32(2.0)
-            for i1 in range(12, 16):
-                with T.block("B_i1"):
-                    vi_1 = T.axis.spatial((12, 16), i1)
-                    T.reads(A[vi_1])
-                    T.writes(B[vi_1])
-                    B[vi_1] = A[vi_1] * T.float32(2.0)
+            with T.block("B_i_common"):
+                T.reads(A[0:16])
+                T.writes(B[0:16])
+                with T.block("B_i0_partition"):
+                    T.reads(A[0:12])
+                    T.writes(B[0:12])
+                    for i0 in range(12):
+                        with T.block("B_i0"):
+                            vi = T.axis.spatial(12, i0)
+                            T.reads(A[0:12])
+                            T.writes(B[0:12])
+                            B[vi] = A[vi] * T.float32(2.0)
+                with T.block("B_i1_partition"):
+                    T.reads(A[12:16])
+                    T.writes(B[12:16])
+                    for i1 in range(12, 16):
+                        with T.block("B_i1"):
+                            vi_1 = T.axis.spatial((12, 16), i1)
+                            T.reads(A[12:16])
+                            T.writes(B[12:16])
+                            B[vi_1] = A[vi_1] * T.float32(2.0)
         """
         factors = [plain_factor(f) for f in factors] if isinstance(factors, (list, tuple)) else factors
         return self._run(

@@ -289,6 +289,8 @@ def split(
     # (for a symbolic extent, when the analyzer proves the guard, as TVM). The guard keeps the
     # nested form TVM prints, `(i0 * 2 + i1) * 3 + i2 < 128`.
     exact = not symbolic and prod(sizes) == loop.extent.value
+    if symbolic:  # n * 32 split by 32: the inferred n times 32 is the extent itself
+        exact = analyzer.can_prove_equal(prod(extents), op.cast(dtype, loop.extent))
     guard = op.lt(horner, op.cast(dtype, loop.extent))
     needed = not (exact or disable_predication or (symbolic and analyzer.can_prove(guard)))
     predicate = guard if needed else None

@@ -29,6 +29,7 @@ from tir import (
     Mutator,
     PrimExpr,
     Range,
+    SeqStmt,
     Var,
     const,
     op,
@@ -38,7 +39,7 @@ from tir.buffer import BufferRegion
 from tir.functor import collect_vars, substitute
 from tir.structural import structural_equal
 
-from .analysis import accesses_of, child_blocks
+from .analysis import accesses_of, child_blocks, realizes_under
 from .cache_stage import checked_scope, spatial_stage
 from .errors import ScheduleError
 from .index_maps import (
@@ -123,6 +124,7 @@ def _stage_through(
             block,
         )
     _check_access_kind(state, block, old, kind, used, what)
+    _check_nest_alone(state, block, old, kind, what)
     bounds = Analyzer()
     for iv in used:
         bounds.bind(iv.var, iv.dom)
@@ -186,6 +188,34 @@ def _stage_through(
     stage = spatial_stage(new.name, [iv.dom.extent for iv in used], body)
     state.insert_beside(state.index.blocks[block.name], stage, after=kind == "write")
     return state.index.blocks[new.name]
+
+
+def _check_nest_alone(state: ScheduleState, block: Block, old: Buffer, kind: str, what: str) -> None:
+    """The copy goes before (a read) or after (a write-back) the whole loop nest of the scope that
+    holds the block; another block in that nest writing the buffer (or, for a write-back, touching
+    it at all) would run on the wrong side of the copy."""
+    realize = state.realize_of(block)
+    scope = state.parent_block(realize)
+    top = realize
+    for node in state.ancestors(realize):
+        if node is scope:
+            break
+        if not isinstance(node, SeqStmt):
+            top = node
+    for other in (r.block for r in realizes_under(top)):
+        if other is block:
+            continue
+        writes = any(w.buffer is old for w in other.writes)
+        reads = any(r.buffer is old for r in other.reads)
+        if writes or (kind == "write" and reads):
+            raise ReindexBlockError(
+                f"{what}: block {other.name!r} {'writes' if writes else 'reads'} {old.name} in the same loop "
+                f"nest as block {block.name!r}, and the copy goes {'before' if kind == 'read' else 'after'} "
+                "that whole nest, so it would see the buffer in the wrong state. Move the blocks apart "
+                "(e.g. with compute_at or fission) first",
+                block,
+                other,
+            )
 
 
 def _check_access_kind(state: ScheduleState, block: Block, old: Buffer, kind: str, used: list, what: str):

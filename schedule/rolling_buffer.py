@@ -7,10 +7,13 @@ whose window slides with one outer loop to the window's extent and indexes it
 modulo that extent (``B[vi % 6]``), so the buffer holds 6 elements instead of 10.
 This is exact when the outer loop runs in order and every reader of the buffer,
 in each iteration, reads only what the producer just wrote (its window narrowed
-by its ``T.where``); both are checked. TVM also skips recomputing the part of the
-window the previous iteration left (a ``T.where`` on the producer); we recompute it, which writes
-the same values, and mark the spatial iterators that index the rolled axis opaque
-(their instances now share slots), as TVM does.
+by its ``T.where``); both are checked. As TVM, the producer then skips what the
+previous iteration of a sliding loop already wrote (``T.where(i_0 < 1 or 2 <= ax0)``:
+the 2 rows a 6-row window shares with the one before), on the rolled axis and on any
+other axis whose window slides with a serial loop at or inside the rolled one's (an
+outer one would find the rows it relies on overwritten), and marks the spatial
+iterators that index the rolled axis opaque (their instances now share slots).
+Windows that don't overlap are refused, as TVM does: there is nothing to keep.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import replace
 
 from tir import (
     Block,
+    BlockRealize,
     Buffer,
     BufferLoad,
     BufferStore,
@@ -34,7 +38,7 @@ from tir import (
 from tir.analysis.access_bounds import linear_terms
 from tir.arith import Analyzer
 from tir.buffer import BufferRegion
-from tir.functor import collect_vars, stmts_pre_order
+from tir.functor import collect_vars, stmts_pre_order, substitute
 
 from .analysis import loads_of, loop_domains, relaxed_region
 from .cache_write_region import PartialWriteError, written_region
@@ -115,6 +119,13 @@ def rolling_buffer(state: ScheduleState, block: Block, write_buffer_index: int) 
             f"with one outer loop and is shorter than the buffer (window: {list(window)})",
             block,
         )
+    if all(no_overlap for no_overlap, _, _ in candidates):
+        raise RollingBufferError(
+            f"{what}: the windows it writes in consecutive iterations of loop {slider.loop_var.name} don't "
+            f"overlap (window: {list(window)}), so there is nothing to keep between iterations; "
+            "rolling_buffer is for windows that share elements (a 3-tap filter over tiles of 4)",
+            block,
+        )
     chain = outer[next(i for i, x in enumerate(outer) if x is slider) :]
     if any(x.kind is not ForKind.SERIAL for x in chain):
         raise RollingBufferError(
@@ -164,13 +175,64 @@ def rolling_buffer(state: ScheduleState, block: Block, write_buffer_index: int) 
                 if isinstance(s, BufferStore) and s.buffer is buffer:
                     used |= collect_vars(s.indices[axis])
         opaque[b.name] = used
-    body = _Roll(buffer, rolled, axis, extent, opaque).visit(state.func.body)
+    skip = _skip_recomputed(state, block, block.writes[write_buffer_index], window, outer, slider, analyzer)
+    body = _Roll(buffer, rolled, axis, extent, opaque, block, skip).visit(state.func.body)
     state.set_func(replace(state.func, body=body))
 
 
+def _skip_recomputed(state, block, region, window, outer, rolled_slider, analyzer):
+    """``slider < 1 or overlap <= inner`` for each axis whose window slides with a serial loop at or
+    inside ``rolled_slider`` by less than its extent and is walked by one inner loop of step 1: the
+    instances the previous iteration of that loop already computed (None when no axis qualifies)."""
+    realize = state.realize_of(block)
+    bindings = {iv.var: value for iv, value in zip(block.iter_vars, realize.iter_values)}
+    inside = outer[next(i for i, x in enumerate(outer) if x is rolled_slider) :]
+    by_var = {x.loop_var: x for x in inside}
+    below = [a for a in state.ancestors(realize) if isinstance(a, For) and all(a is not x for x in outer)]
+    inner_loops = {a.loop_var: a for a in below}
+    conditions, sliders = [], []
+    for d, r in enumerate(window):
+        window_terms = linear_terms(analyzer.simplify(r.min))
+        moving = [v for v in (window_terms[0] if window_terms else {}) if v in by_var]
+        if len(moving) != 1 or not isinstance(r.extent, IntImm) or moving[0] in sliders:
+            continue
+        slider, stride = by_var[moving[0]], window_terms[0][moving[0]]
+        index_terms = linear_terms(analyzer.simplify(substitute(region.region[d].min, bindings)))
+        steps = index_terms[0] if index_terms else {}
+        walkers = [v for v, k in steps.items() if v in inner_loops and k == 1]
+        if not 0 < stride < r.extent.value or len(walkers) != 1:
+            continue
+        walker = inner_loops[walkers[0]]
+        chain = inside[inside.index(slider) :]
+        if any(x.kind is not ForKind.SERIAL for x in chain) or not analyzer.can_prove(
+            op.logical_and(op.eq(walker.min, 0), op.eq(walker.extent, r.extent))
+        ):
+            continue
+        dtype = slider.loop_var.dtype
+        first = op.lt(slider.loop_var, analyzer.simplify(slider.min + const(1, dtype)))
+        conditions.append(op.logical_or(first, op.le(const(r.extent.value - stride, dtype), walker.loop_var)))
+        sliders.append(slider.loop_var)
+    if not conditions:
+        return None
+    skip = conditions[0]
+    for c in conditions[1:]:
+        skip = op.logical_and(skip, c)
+    return skip
+
+
 class _Roll(Mutator):
-    def __init__(self, old: Buffer, new: Buffer, axis: int, extent, opaque: dict):
+    def __init__(self, old: Buffer, new: Buffer, axis: int, extent, opaque: dict, producer: Block, skip):
         self.old, self.new, self.axis, self.extent, self.opaque = old, new, axis, extent, opaque
+        self.producer, self.skip = producer, skip
+
+    def visit_BlockRealize(self, realize: BlockRealize):
+        is_producer = realize.block is self.producer
+        new = self.generic_visit(realize)
+        if not is_producer or self.skip is None:
+            return new
+        unpredicated = isinstance(new.predicate, IntImm) and bool(new.predicate.value)
+        keep = self.skip if unpredicated else op.logical_and(new.predicate, self.skip)
+        return replace(new, predicate=keep)
 
     def _indices(self, indices):
         out = list(indices)
@@ -249,6 +311,7 @@ class RollingBufferMethods(BlockArgumentMethods):
                 for ax0 in range(6):
                     with T.block("B"):
                         vi = T.axis.opaque(10, j_0 * 4 + ax0)
+                        T.where(j_0 < 1 or 2 <= ax0)
                         T.reads(A[vi:vi + 3])
                         T.writes(B[vi % 6])
                         B[vi % 6] = A[vi] + A[vi + 1] + A[vi + 2]

@@ -31,6 +31,7 @@ from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
 from .decompose_padding import DecomposePaddingMethods
 from .errors import (
+    ERROR_RENDER_LEVELS,
     FORGOTTEN_BY_REMOVE_RV,
     ArgumentError,
     NotFoundError,
@@ -41,6 +42,7 @@ from .errors import (
 from .for_kind import ForKindMethods
 from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
+from .hide_buffer_access import HideBufferAccessMethods
 from .instruction import _RV, PRIMITIVES, BlockRV, ExprRV, LoopRV, Sampled
 from .layout_transformation import LayoutTransformationMethods
 from .loop_partition import LoopPartitionMethods
@@ -84,6 +86,7 @@ class Schedule(
     MergeMethods,
     FuseEpilogueMethods,
     BufferAccessMethods,
+    HideBufferAccessMethods,
     AxisSeparatorMethods,
 ):
     """A schedule of an IRModule (or a PrimFunc, wrapped as ``main``).
@@ -93,7 +96,20 @@ class Schedule(
     >>> i, j, k = sch.get_loops(block)         # doctest: +SKIP
     """
 
-    def __init__(self, mod: IRModule | PrimFunc, seed: int | None = None, func_name: str | None = None):
+    def __init__(
+        self,
+        mod: IRModule | PrimFunc,
+        seed: int | None = None,
+        func_name: str | None = None,
+        error_render_level: str = "detail",
+    ):
+        if error_render_level not in ERROR_RENDER_LEVELS:
+            raise ValueError(
+                f"error_render_level must be one of {', '.join(ERROR_RENDER_LEVELS)}, "
+                f"got {error_render_level!r}"
+            )
+        # How much a ScheduleError says: "detail" (reason and marked script), "fast" (one line), "none".
+        self._error_render_level = error_render_level
         self._origin = mod  # what the schedule was made from, as given (replay_prefix checks it)
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": dc_replace(mod, name="main")})
@@ -166,6 +182,7 @@ class Schedule(
         other._rng = random.Random()
         other._rng.setstate(self._rng.getstate())
         other._origin = self._origin
+        other._error_render_level = self._error_render_level
         other._checkpoints = dict(self._checkpoints)
         other._func_chosen = self._func_chosen
         return other
@@ -343,14 +360,14 @@ class Schedule(
             self.state.mod = saved_mod
             if saved_rng is not None:
                 self._rng.setstate(saved_rng)
-            err.render(saved_mod, kind)
+            err.render(saved_mod, kind, self._error_render_level)
             raise
         except Exception as exc:
             self.state.mod = saved_mod
             if saved_rng is not None:
                 self._rng.setstate(saved_rng)
             err = ScheduleError(f"internal error ({type(exc).__name__}: {exc}); please report it")
-            err.render(saved_mod, kind)
+            err.render(saved_mod, kind, self._error_render_level)
             raise err from exc
         decision = None
         if isinstance(result, Sampled):
@@ -373,8 +390,13 @@ class Schedule(
         """TVM takes a block's name wherever it takes a block handle: look names up with get_block
         (which records the lookup in the trace, as TVM's does)."""
         for param in prim.handles:
-            if Block in param.types and isinstance(args.get(param.name), str):
-                args = {**args, param.name: self.get_block(args[param.name])}
+            value = args.get(param.name)
+            if Block not in param.types:
+                continue
+            if isinstance(value, str):
+                args = {**args, param.name: self.get_block(value)}
+            elif isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value):
+                args = {**args, param.name: [self.get_block(v) if isinstance(v, str) else v for v in value]}
         return args
 
     @staticmethod

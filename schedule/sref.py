@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from enum import Enum
 
 from tir import Block, BlockRealize, For, Stmt, Var
+from tir.arith import Analyzer
 
 from .analysis import child_blocks
+from .block_properties import affine_binding_problem, region_cover_problem, stage_pipeline_problem
 from .errors import NotFoundError, StaleHandleError
 
 
@@ -59,7 +61,7 @@ class StmtSRef:
         return hash(self._identity())
 
     def same_as(self, other) -> bool:
-        """TVM's reference equality of srefs: one loop or block of one state is one sref."""
+        """TVM's identity test: the same loop or block of the same state."""
         return self == other
 
     def __repr__(self) -> str:
@@ -133,3 +135,22 @@ def block_scope(state, block_sref: StmtSRef) -> BlockScope:
     if not isinstance(block, Block):
         raise TypeError(f"get_block_scope takes the sref of a block, not of {block_sref!r}")
     return BlockScope(state, child_blocks(block))
+
+
+def cached_flags(state, block_sref: StmtSRef):
+    """TVM's CachedFlags of a block: affine bindings (in the loops of its scope), region cover (its
+    reads of buffers written earlier in its scope are covered), stage pipeline (of the scope it
+    roots). The root block has no bindings and no scope around it: both are true."""
+    from .state import CachedFlags  # state.py imports this module lazily
+
+    block = block_sref.stmt
+    if not isinstance(block, Block):
+        raise TypeError(f"cached flags belong to blocks, not to {block_sref!r}")
+    realize = state.realize_of(block)
+    affine, covered = True, True
+    if block_sref.parent is not None:
+        affine = affine_binding_problem(state, realize) is None
+        siblings = child_blocks(state.parent_block(realize))
+        position = next(i for i, b in enumerate(siblings) if b is block)
+        covered = region_cover_problem(state, siblings, position, Analyzer()) is None
+    return CachedFlags(affine, covered, stage_pipeline_problem(state, block) is None)

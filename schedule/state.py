@@ -10,6 +10,7 @@ parent, for the current module; it is rebuilt lazily after each change.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 
 from tir import (
@@ -99,10 +100,23 @@ class _Replacer(StmtMutator):
         return seq(*new)
 
 
+@dataclass(frozen=True)
+class CachedFlags:
+    """TVM's three facts about a block (``state._get_cached_flags``): its bindings are affine,
+    its reads are covered by what the blocks before it in its scope write, and the scope it
+    roots is a stage pipeline (every child covered, no write after read)."""
+
+    affine_binding: bool
+    region_cover: bool
+    stage_pipeline: bool
+
+
 class ScheduleState:
     """The module being scheduled and the function the primitives work on."""
 
-    def __init__(self, mod: IRModule, func_name: str = "main"):
+    def __init__(self, mod: IRModule | PrimFunc, func_name: str = "main"):
+        if isinstance(mod, PrimFunc):
+            mod = IRModule({func_name: dc_replace(mod, name=func_name)})
         self.mod = mod
         self.func_name = func_name
         self._index: StateIndex | None = None
@@ -159,6 +173,12 @@ class ScheduleState:
         from .sref import block_scope
 
         return block_scope(self, block_sref)
+
+    def _get_cached_flags(self, block_sref) -> CachedFlags:
+        """TVM's (private, test-facing) ``state._get_cached_flags``: CachedFlags of a block's sref."""
+        from .sref import cached_flags
+
+        return cached_flags(self, block_sref)
 
     def parent(self, stmt: Stmt) -> Stmt | None:
         return self.index.parent.get(id(stmt))

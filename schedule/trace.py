@@ -18,6 +18,7 @@ JSON form::
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -118,6 +119,10 @@ class Trace:
     def append(self, inst: Instruction) -> None:
         self.insts.append(inst)
 
+    def pop(self) -> Instruction | None:
+        """Remove the last instruction and return it (None when the trace is empty), as TVM's."""
+        return self.insts.pop() if self.insts else None
+
     def copy(self) -> Trace:
         return Trace(list(self.insts))
 
@@ -131,6 +136,10 @@ class Trace:
         """Instruction index -> decision, for every sampling instruction (an instruction of the
         trace is also a key, as in TVM)."""
         return Decisions(self.insts)
+
+    def get_decision(self, inst: Instruction) -> Any:
+        """The decision of a sampling instruction of this trace; None for any other instruction."""
+        return self.decisions.get(inst)
 
     def with_decision(self, index: int, decision: Any) -> Trace:
         """A copy whose instruction ``index`` replays with ``decision``."""
@@ -223,6 +232,8 @@ class Trace:
                 lines.append(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}" if outs else call)
             else:
                 lines.append(f"{outs[0]} = {call}")
+        if any("T." in line for line in lines):  # an index map's text names T.int64(...): self-contained
+            lines.insert(0, "from tir import T")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -236,6 +247,9 @@ class Trace:
         decisions: dict[int, Any] | None = None,
         optional: frozenset[str] = frozenset(),
         start: int = 0,
+        *,
+        remove_postproc: bool = False,
+        decision_provider: Callable | None = None,
     ) -> None:
         """Replay every instruction on ``sch`` (a Schedule of the original module).
 
@@ -247,6 +261,9 @@ class Trace:
         arguments the primitive does not take, a different number of handles returned).
         ``start`` replays from that instruction on, onto ``sch`` from ``Schedule.replay_prefix``
         (the instructions before it already applied, with this trace's own handles).
+        TVM's keywords: ``remove_postproc`` has nothing to remove (the schedule records no
+        postprocessing instructions); ``decision_provider(inst, inputs, attrs, decision)`` returns
+        the decision a sampling instruction replays with (inputs: its handle arguments).
         """
         decisions = decisions or {}
         rv_map: dict[_RV, Any] = {rv: rv for inst in self.insts[:start] for rv in inst.outputs}
@@ -255,6 +272,9 @@ class Trace:
             args = {k: _map_rvs(v, rv_map, number) for k, v in inst.args.items()}
             if prim.sampling:
                 args["decision"] = decisions.get(number, inst.decision)
+                if decision_provider is not None:
+                    inputs = [v for v in args.values() if isinstance(v, _RV)]
+                    args["decision"] = decision_provider(inst, inputs, [], args["decision"])
             positional = args.pop(prim.varargs) if prim.varargs else []
             try:
                 result = getattr(sch, inst.kind)(*positional, **args)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 
 from . import dtype, op
-from .buffer import Buffer, BufferRegion
+from .buffer import Buffer, BufferRegion, decl_buffer
 from .expr import (
     EQ,
     GE,

@@ -41,8 +41,11 @@ def storage_class(scope: str) -> str:
 
 
 def normalize_scope(scope: str) -> str:
-    """Map a scope name or its Metal alias to our name, or raise ValueError."""
-    scope = SCOPE_ALIASES.get(scope, scope)
+    """Map a scope name or its Metal alias to our name, or raise ValueError.
+
+    The empty name means "global", as in TVM (``T.alloc_buffer(..., scope="")``).
+    """
+    scope = SCOPE_ALIASES.get(scope, scope) or "global"
     if scope not in SCOPES:
         raise ValueError(
             f"unknown storage scope {scope!r}; expected one of {', '.join(SCOPES)} "
@@ -167,6 +170,16 @@ class Buffer:
         shape = ", ".join(repr(s) for s in self.shape)
         strides = f", strides=({', '.join(repr(s) for s in self.strides)})" if self.strides else ""
         return f"Buffer({self.name}, ({shape}), {self.dtype!r}, scope={self.scope!r}{strides})"
+
+
+def decl_buffer(shape, dtype: str = "float32", name: str = "buffer", scope: str = "global") -> Buffer:
+    """TVM's ``tir.decl_buffer``: a Buffer of ``shape`` (an int or a sequence) not yet in any function.
+
+    >>> decl_buffer(4, "int32", name="other").shape
+    (4,)
+    """
+    dims = (shape,) if isinstance(shape, (int, PrimExpr)) else tuple(shape)
+    return Buffer(name, dims, dtype, scope)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

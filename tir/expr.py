@@ -132,6 +132,10 @@ class PrimExpr:
     def __invert__(self):
         return _op().logical_not(self)
 
+    def astype(self, dtype: str) -> PrimExpr:
+        """TVM's ``expr.astype("int32")``: this value cast to ``dtype`` (itself when it has it)."""
+        return _op().cast(dtype, self)
+
     def equal(self, other) -> PrimExpr:
         """Build ``self == other`` as an expression (Python ``==`` is identity)."""
         return _op().eq(self, other)

@@ -63,8 +63,11 @@ class PrimFunc(_Printable):
 
     @property
     def buffer_map(self) -> dict[Buffer, Buffer]:
-        """TVM's ``func.buffer_map[func.params[i]]``: our buffer parameters are the buffers
-        themselves (there is no separate handle), so each maps to itself."""
+        """TVM's ``func.buffer_map[func.params[i]]``: our buffer parameters are their own buffers.
+
+        >>> f.buffer_map[f.params[0]] is f.params[0]   # doctest: +SKIP
+        True
+        """
         return {p: p for p in self.buffer_params}
 
     def with_body(self, body: Stmt) -> PrimFunc:

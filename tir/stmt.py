@@ -101,6 +101,12 @@ class For(Stmt):
     thread_tag: str | None = None
     annotations: dict = field(default_factory=dict)
 
+    @property
+    def thread_binding(self) -> For | None:
+        """TVM's ``For.thread_binding``: None for a loop bound to no thread; for a bound loop, the
+        loop itself, whose ``thread_tag`` names the thread (TVM gives an IterVar with that tag)."""
+        return self if self.thread_tag is not None else None
+
 
 @node
 class Allocate(Stmt):

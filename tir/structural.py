@@ -181,11 +181,11 @@ class _Encoder:
             tokens += ("dict", len(value))
             for key in sorted(value, key=repr):
                 self._literal(key)
-                self._field(value[key], key)
+                self._field(_plain_int(value[key]), key)
         elif isinstance(value, (list, tuple)):
             tokens += ("list", len(value))
             for i, item in enumerate(value):
-                self._field(item, i)
+                self._field(_plain_int(item), i)
         elif isinstance(value, _NODE_TYPES):
             self._field(value, None)
         else:
@@ -410,3 +410,11 @@ def _script(node: Any, marks: dict | None) -> str:
 
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
+
+
+def _plain_int(value: Any) -> Any:
+    """An int32 constant inside an annotation is the plain int TVM stores for it (``[T.int32(0)]``
+    and ``[0]`` are the same annotation)."""
+    if isinstance(value, IntImm) and value.dtype == "int32":
+        return int(value.value)
+    return value

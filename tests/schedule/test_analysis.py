@@ -65,7 +65,7 @@ def test_a_name_where_a_block_is_taken_is_looked_up_as_tvm_does(kind, argument):
     sch = Schedule(producer_consumer)
     args = _arguments_with(sch, kind, argument, "no_such_block")
     assert_fails_unchanged(
-        sch, NotFoundError, "Cannot find a block with the name: 'no_such_block'", sch._run, kind, **args
+        sch, NotFoundError, "Cannot find a block with the name: no_such_block", sch._run, kind, **args
     )
 
 

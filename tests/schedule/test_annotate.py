@@ -242,3 +242,27 @@ def test_annotate_refuses_a_sampled_value_of_another_schedule():
     assert_fails_unchanged(
         sch, NotFoundError, "does not belong to this schedule", sch.annotate, block, "k", foreign
     )
+
+
+@pytest.mark.parametrize("kind", ["serial", "parallel", "vectorize", "unroll"])
+def test_a_loop_is_bound_by_bind_not_by_a_thread_binding_annotation(kind):
+    sch = Schedule(scale)
+    _, loop = sch.get_loops(sch.get_block("B"))
+    if kind != "serial":
+        getattr(sch, kind)(loop)
+    before, trace_before = sch.mod, str(sch.trace)
+    with pytest.raises(ValueError, match="use Schedule.bind"):
+        sch.annotate(loop, "thread_binding", "threadIdx.x")
+    with pytest.raises(ValueError, match="use Schedule.parallel"):
+        sch.unannotate(loop, "thread_binding")
+    assert sch.mod is before and str(sch.trace) == trace_before
+    assert sch.get(loop).thread_binding is None
+    sch.annotate(sch.get_block("B"), "thread_binding", "a block hint")
+    assert sch.get(sch.get_block("B")).annotations["thread_binding"] == "a block hint"
+
+
+def test_a_bound_loop_reports_its_thread():
+    sch = Schedule(scale)
+    _, loop = sch.get_loops(sch.get_block("B"))
+    sch.bind(loop, "threadIdx.x")
+    assert sch.get(loop).thread_binding.thread_tag == "threadIdx.x"

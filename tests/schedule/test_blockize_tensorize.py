@@ -162,6 +162,34 @@ def test_blockize_split_loops_computes_the_same(preserve_unit_iters):
     assert_same_numbers(fragment_matmul(), sch.mod["main"])
 
 
+@T.prim_func
+def one_tile_of_rows(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i0, j0, i1, j1 in T.grid(1, 4, 16, 16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i0 * 16 + i1)
+            vj = T.axis.spatial(64, j0 * 16 + j1)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def one_tile_of_rows_blockized(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i0, j0 in T.grid(1, 4):
+        with T.block("B_o"):
+            vi_o = T.axis.spatial(1, i0)
+            vj_o = T.axis.spatial(4, j0)
+            for i1, j1 in T.grid(16, 16):
+                with T.block("B"):
+                    vi_i, vj_i = T.axis.remap("SS", [i1, j1])
+                    B[vi_i, vj_o * 16 + vj_i] = A[vi_i, vj_o * 16 + vj_i] + T.float32(1)
+
+
+def test_blockize_drops_an_outer_iterator_of_one_value_from_the_inner_block():
+    sch = Schedule(one_tile_of_rows)
+    sch.blockize(sch.get_loops(sch.get_block("B"))[2])
+    tir.assert_structural_equal(sch.mod["main"], one_tile_of_rows_blockized)
+    assert_same_numbers(one_tile_of_rows, sch.mod["main"])
+
+
 def test_blockize_of_two_blocks_fails_unchanged():
     sch = Schedule(two_blocks)
     (i,) = sch.get_loops(sch.get_block("B"))
@@ -293,6 +321,16 @@ def test_tensorize_with_an_unknown_intrinsic_lists_the_known_ones():
         "mma_9x9",
     )
     assert "metal_simdgroup_mma_8x8x8_f32" in str(err)
+
+
+def test_looking_up_an_unknown_intrinsic_raises_or_gives_none_when_allowed():
+    from tir.tensor_intrin import TensorIntrin
+
+    assert TensorIntrin.get("mma_9x9", allow_missing=True) is None
+    with pytest.raises(ValueError, match="no tensor intrinsic 'mma_9x9'"):  # TVM's error class
+        TensorIntrin.get("mma_9x9")
+    with pytest.raises(KeyError, match="no tensor intrinsic 'mma_9x9'"):
+        TensorIntrin.get("mma_9x9")
 
 
 # fmt: off

@@ -246,6 +246,22 @@ def test_cache_read_only_for_the_given_consumers():
     assert_same_numbers(two_readers, sch.mod)
 
 
+def test_cache_read_consumers_may_be_named():
+    by_name = Schedule(two_readers)
+    by_name.cache_read("C", 1, "local", consumer_blocks=["C"])
+    tir.assert_structural_equal(by_name.mod["main"], two_readers_cache_read_consumer)
+    verify_trace_roundtrip(by_name, two_readers)
+    assert_same_numbers(two_readers, by_name.mod)
+
+
+def test_cache_write_consumers_may_be_named():
+    sch = Schedule(elementwise)
+    sch.cache_write("B", 0, "shared", consumer_blocks=["C"])
+    tir.assert_structural_equal(sch.mod["main"], elementwise_cache_write_consumer)
+    verify_trace_roundtrip(sch, elementwise)
+    assert_same_numbers(elementwise, sch.mod)
+
+
 def test_cache_read_threadgroup_is_stored_as_shared():
     sch = Schedule(elementwise)
     sch.cache_read(sch.get_block("B"), 0, "threadgroup")
@@ -571,3 +587,114 @@ def test_cache_write_refuses_a_strided_write():
     assert_fails_unchanged(
         sch, PartialWriteError, "with stride 2", sch.cache_write, sch.get_block("B"), 0, "local"
     )
+
+
+@T.prim_func
+def fused_tail(A: T.Buffer((60,), "float32"), B: T.Buffer((60,), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            B[v] = A[v] * T.float32(2)
+
+
+@T.prim_func
+def fused_tail_cached(A: T.Buffer((60,), "float32"), B: T.Buffer((60,), "float32")):
+    B_local = T.alloc_buffer((60,), scope="local")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            v = T.axis.spatial(60, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            B_local[v] = A[v] * T.float32(2)
+    for ax0 in range(60):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(60, ax0)
+            B[v0] = B_local[v0]
+
+
+@T.prim_func
+def fused_tail_with_row(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            r = T.axis.spatial(8, i)
+            v = T.axis.spatial(64, i * 8 + j)
+            T.where(i * 8 + j < 60)
+            B[r, v] = A[r, v] * T.float32(2)
+
+
+def test_cache_write_under_a_predicate_on_its_index_writes_back_exactly_that_range():
+    sch = Schedule(fused_tail)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    tir.assert_structural_equal(sch.mod["main"], fused_tail_cached)
+    verify_trace_roundtrip(sch, fused_tail)
+    assert_same_numbers(fused_tail, sch.mod)
+
+
+def test_cache_write_keeps_refusing_a_predicate_on_an_index_that_shares_loops_with_another():
+    # clipping axis 1 to < 60 alone would still copy back B[7, 0:56], which no iteration writes
+    sch = Schedule(fused_tail_with_row)
+    block = sch.get_block("B")
+    assert_fails_unchanged(sch, PartialWriteError, "i * 8 + j < 60", sch.cache_write, block, 0, "local")
+
+
+@T.prim_func
+def read_then_overwrite(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float32(7)
+
+
+@T.prim_func
+def read_then_overwrite_cached(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    A_local = T.alloc_buffer((16,), scope="local")
+    for ax0 in range(16):
+        with T.block("A_local"):
+            v0 = T.axis.spatial(16, ax0)
+            A_local[v0] = A[v0]
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A_local[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float32(7)
+
+
+@T.prim_func
+def read_overwrite_read(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("first"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi]
+    for i in range(16):
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float32(7)
+    for i in range(16):
+        with T.block("second"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = C[vi] + A[vi]
+
+
+def test_cache_read_of_a_buffer_read_before_its_writer_copies_the_value_on_entry():
+    sch = Schedule(read_then_overwrite)
+    sch.cache_read(sch.get_block("use"), 0, "local")
+    tir.assert_structural_equal(sch.mod["main"], read_then_overwrite_cached)
+    verify_trace_roundtrip(sch, read_then_overwrite)
+    assert_same_numbers(read_then_overwrite, sch.mod)
+
+
+def test_cache_read_refuses_readers_on_both_sides_of_the_writer():
+    sch = Schedule(read_overwrite_read)
+    first = sch.get_block("first")
+    assert_fails_unchanged(
+        sch, ConsumerBlockError, "before block overwrite writes it", sch.cache_read, first, 0, "local"
+    )
+    sch.cache_read(first, 0, "local", consumer_blocks=[first])
+    assert_same_numbers(read_overwrite_read, sch.mod)

@@ -745,6 +745,14 @@ def test_compute_at_buffer_with_two_writers():
         sch.get_block("B_second"),
         i,
     )
+    assert_fails_unchanged(
+        sch,
+        NotSingleWriterError,
+        "TVM says: neither a local complete block",
+        sch.compute_at,
+        sch.get_block("B_first"),
+        i,
+    )
 
 
 def test_compute_at_index_out_of_range():
@@ -801,3 +809,64 @@ def test_reverse_compute_at_block_without_producer():
     assert_fails_unchanged(
         sch, NoProducerError, "block B has no producer", sch.reverse_compute_at, sch.get_block("B"), j
     )
+
+
+@T.prim_func
+def mirrored(X: T.Buffer((8, 6), "float32"), Z: T.Buffer((6, 8), "float32")):
+    Y = T.alloc_buffer((8, 6))
+    for i, j in T.grid(8, 6):
+        with T.block("mirror"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[7 - vi, 5 - vj] = X[vi, vj] * T.float32(3)
+    for i, j in T.grid(6, 8):
+        with T.block("transpose"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vj, vi] + T.float32(1)
+
+
+@T.prim_func
+def mirrored_at_row(X: T.Buffer((8, 6), "float32"), Z: T.Buffer((6, 8), "float32")):
+    Y = T.alloc_buffer((8, 6))
+    for i in range(6):
+        for ax0 in range(8):
+            with T.block("mirror"):
+                vi = T.axis.spatial(8, ax0)
+                vj = T.axis.spatial(6, 5 - i)
+                Y[7 - vi, 5 - vj] = X[vi, vj] * T.float32(3)
+        for j in range(8):
+            with T.block("transpose"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Z[vi, vj] = Y[vj, vi] + T.float32(1)
+
+
+def test_compute_at_solves_a_reversed_index():
+    sch = Schedule(mirrored)
+    i, _ = sch.get_loops(sch.get_block("transpose"))
+    sch.compute_at(sch.get_block("mirror"), i)
+    tir.assert_structural_equal(sch.mod["main"], mirrored_at_row)
+    verify_trace_roundtrip(sch, mirrored)
+    assert_same_numbers(mirrored, sch.mod)
+
+
+@T.prim_func
+def blur(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    C = T.alloc_buffer((32,))
+    for i in range(32):
+        with T.block("copy"):
+            vi = T.axis.spatial(32, i)
+            C[vi] = A[vi] * T.float32(2)
+    for o, i in T.grid(4, 8):
+        with T.block("blur"):
+            vi = T.axis.spatial(32, o * 8 + i)
+            B[vi] = T.if_then_else(vi >= 1, C[vi - 1], T.float32(0)) + C[vi]
+
+
+def test_compute_at_writes_a_halo_bound_with_the_constant_moved_out():
+    sch = Schedule(blur)
+    o, _ = sch.get_loops(sch.get_block("blur"))
+    sch.compute_at(sch.get_block("copy"), o)
+    script = sch.mod.script()
+    # the copy starts one element early: 0 <= o * 8 - 1 + ax0 is written 1 <= o * 8 + ax0, as TVM writes it
+    assert "T.where(1 <= o * 8 + ax0)" in script, script
+    verify_trace_roundtrip(sch, blur)
+    assert_same_numbers(blur, sch.mod)

@@ -32,6 +32,7 @@ MODULES = [
     "schedule.block_iters",
     "schedule.set_dtype",
     "schedule.buffer_access",
+    "schedule.hide_buffer_access",
     "schedule.axis_separator",
     "schedule.rolling_buffer",
     "schedule.read_write_at",

@@ -80,7 +80,7 @@ def double14_padded(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32")):
     for ax0, ax1 in T.grid(4, 4):
         with T.block("B_pad_B"):
             v0, v1 = T.axis.remap("SS", [ax0, ax1])
-            T.where(ax0 * 4 + ax1 >= 14)
+            T.where(ax0 == 3 and 2 <= ax1)  # noqa: SIM300 - the tail of the last row, as TVM writes it
             B[v0, v1] = 7
     for x in range(14):
         with T.block("C"):
@@ -219,6 +219,65 @@ def test_transform_layout_identity_changes_nothing():
     tir.assert_structural_equal(sch.mod["main"], scale_then_shift)
 
 
+@T.prim_func
+def one_row_scaled(A: T.Buffer((1, 64), "float32"), C: T.Buffer((1, 64), "float32")):
+    B = T.alloc_buffer((1, 64))
+    for i, j in T.grid(1, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 64):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_transform_layout_keeps_iterators_of_extent_one():
+    # B[vi, vj] stays B[vi, vj]: a unit iterator is not replaced by 0, as in TVM
+    sch = Schedule(one_row_scaled)
+    sch.transform_layout("B", "B", lambda i, j: (i, j))
+    tir.assert_structural_equal(sch.mod["main"], one_row_scaled)
+
+
+@T.prim_func
+def one_row_scaled_swapped(A: T.Buffer((1, 64), "float32"), C: T.Buffer((1, 64), "float32")):
+    B = T.alloc_buffer((1, 64))
+    for j, i in T.grid(64, 1):
+        with T.block("B"):
+            vj, vi = T.axis.remap("SS", [j, i])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 64):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_transform_block_layout_permutes_an_iterator_of_extent_one():
+    sch = Schedule(one_row_scaled)
+    sch.transform_block_layout("B", lambda i, j: (j, i))
+    tir.assert_structural_equal(sch.mod["main"], one_row_scaled_swapped)
+    verify_trace_roundtrip(sch, one_row_scaled)
+    assert_same_numbers(one_row_scaled, sch.mod["main"])
+
+
+@T.prim_func
+def scale_int64(
+    A: T.Buffer((T.int64(8), T.int64(8)), "float32"), B: T.Buffer((T.int64(8), T.int64(8)), "float32")
+):
+    for i, j in T.grid(T.int64(8), T.int64(8)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_transform_block_layout_of_int64_iterators_replays_from_its_python_trace():
+    sch = Schedule(scale_int64)
+    sch.transform_block_layout("B", lambda i, j: (i * 8 + j,))
+    assert sch.trace.as_python().startswith("from tir import T\n")  # the map's text reads T.int64(8)
+    verify_trace_roundtrip(sch, scale_int64)
+    assert_same_numbers(scale_int64, sch.mod["main"])
+
+
 def test_transform_layout_refuses_padding_without_pad_value():
     sch = Schedule(double14)
     block = sch.get_block("B")
@@ -322,3 +381,25 @@ def test_transform_layout_reads_tvm_axis_separator_markers():
     assert buffer.axis_separators == (1,)
     assert [inst.kind for inst in sch.trace.insts][-2:] == ["transform_layout", "set_axis_separator"]
     verify_trace_roundtrip(sch, scale_then_shift)
+
+
+def test_transform_layout_takes_te_axis_separator_and_refuses_a_pad_value_function():
+    from tir import te
+
+    sch = Schedule(scale_then_shift)
+    sch.transform_layout("B", "B", lambda i, j: [i, te.AXIS_SEPARATOR, j])
+    (buffer,) = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B"]
+    assert buffer.axis_separators == (1,)
+    other = tir.decl_buffer(1, "float32", name="other")  # TVM refuses pad values read from another buffer
+    assert other.shape[0].value == 1 and other.name == "other"
+    block = sch.get_block("C")
+    assert_fails_unchanged(
+        sch,
+        TransformationPaddingError,
+        "function",
+        sch.transform_layout,
+        block,
+        "C",
+        lambda i, j: (i // 3, j),
+        pad_value=lambda i, j: other[0],
+    )

@@ -275,3 +275,37 @@ def test_reindex_buffer_axes_keep_the_dtype_of_their_index():
     (new,) = sch.mod["main"].body.block.alloc_buffers
     assert [s.dtype for s in new.shape] == ["int64", "int32"]
     assert_same_numbers(rows_of_int64_count, sch.mod)
+
+
+@T.prim_func
+def produce_and_use_per_row(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    B = T.alloc_buffer((8, 16))
+    for i in range(8):
+        for j in range(16):
+            with T.block("produce"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(16):
+            with T.block("use"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_reindex_cache_read_refuses_a_writer_in_the_same_loop_nest():
+    # the copy would go before the whole `for i` nest, where "produce" has not written B yet
+    sch = Schedule(produce_and_use_per_row)
+    use = sch.get_block("use")
+    stage = sch.reindex_cache_read
+    assert_fails_unchanged(
+        sch,
+        ReindexBlockError,
+        "block 'produce' writes B in the same loop nest",
+        stage,
+        use,
+        0,
+        "shared",
+        lambda i, j: (j, i),
+    )
+    assert_fails_unchanged(
+        sch, ReindexBlockError, "writes B in the same loop nest", sch.reindex, use, ("read", 0)
+    )

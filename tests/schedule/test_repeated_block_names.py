@@ -76,7 +76,7 @@ def test_the_other_blocks_schedule_as_usual():
 
 def test_get_block_of_a_missing_name_uses_tvms_phrase():
     sch = Schedule(scale_twice)
-    assert_fails_unchanged(sch, NotFoundError, "Cannot find a block with the name: 'D'", sch.get_block, "D")
+    assert_fails_unchanged(sch, NotFoundError, "Cannot find a block with the name: D", sch.get_block, "D")
 
 
 def test_a_scan_loop_is_not_parallelized_but_splits():

@@ -132,7 +132,32 @@ def test_is_output_block_takes_a_schedule_and_a_handle_as_in_tvm():
 def test_get_output_blocks_refuses_an_unknown_scope_and_a_loop():
     sch = Schedule(tiles_into_output)
     assert_fails_unchanged(
-        sch, NotFoundError, "Cannot find a block with the name: 'tiles'", sch.get_output_blocks, "tiles"
+        sch, NotFoundError, "Cannot find a block with the name: tiles", sch.get_output_blocks, "tiles"
     )
     (i,) = sch.get_loops(sch.get_block("B"))
     assert_fails_unchanged(sch, ArgumentError, "got loop i", sch.get_output_blocks, i)
+
+
+@pytest.mark.parametrize(
+    ("level", "text"),
+    [
+        ("detail", "Cannot find a block with the name: missing; no block named 'missing'"),
+        ("fast", "Cannot find a block with the specified name"),
+        ("none", "(not rendered)"),
+    ],
+)
+def test_error_render_level_chooses_how_much_an_error_says(level, text):
+    sch = Schedule(vector_add, error_render_level=level)
+    with pytest.raises(NotFoundError) as info:
+        sch.get_block("missing")
+    (message,) = info.value.args
+    assert text in message and text in str(info.value)
+    if level != "detail":
+        assert "Current program" not in str(info.value)
+    assert len(sch.trace.insts) == 0
+    assert sch.copy()._error_render_level == level
+
+
+def test_error_render_level_must_be_known():
+    with pytest.raises(ValueError, match="error_render_level must be one of detail, fast, none"):
+        Schedule(vector_add, error_render_level="verbose")

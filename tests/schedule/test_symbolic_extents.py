@@ -103,3 +103,15 @@ def test_a_sampled_tiling_of_a_symbolic_extent_replays():
     sch.split(i, tiles)
     verify_trace_roundtrip(sch, scale_then_shift)
     assert_computes_for_sizes(sch.mod)
+
+
+def test_split_of_n_times_8_by_8_needs_no_guard_nor_does_compute_at_under_it():
+    sch = Schedule(scale_then_shift)
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C")))
+    outer, inner = sch.split(fused, [None, 8])
+    assert str(sch.get(outer).extent) == "n" and sch.get(inner).extent.value == 8
+    sch.compute_at(sch.get_block("B"), outer)
+    # the outer loop covers [0, n) and the inner one [0, 8): every index is provably in range
+    assert "T.where(" not in sch.mod.script()
+    verify_trace_roundtrip(sch, scale_then_shift)
+    assert_computes_for_sizes(sch.mod)

@@ -132,3 +132,30 @@ def test_the_root_block_has_a_handle_as_in_tvm():
     root = sch.get_block("root")
     assert [sch.get(b).name for b in sch.get_child_blocks(root)] == ["B", "C"]
     assert sch.get_sref(root).parent is None
+
+
+def test_a_trace_pops_its_last_instruction_and_finds_decisions():
+    sch = Schedule(two_stages, seed=5)
+    (i, _) = sch.get_loops(sch.get_block("B"))
+    sch.sample_perfect_tile(i, n=2)
+    trace = sch.trace.copy()
+    sampled, lookup = trace.insts[-1], trace.insts[0]
+    assert trace.get_decision(sampled) == sampled.decision and trace.get_decision(lookup) is None
+    assert trace.pop() is sampled and len(trace) == 2
+    assert Trace().pop() is None
+
+
+def test_a_decision_provider_chooses_what_a_replay_samples():
+    sch = Schedule(two_stages, seed=5)
+    (i, _) = sch.get_loops(sch.get_block("B"))
+    sch.sample_perfect_tile(i, n=2)
+    seen = []
+
+    def provider(inst, inputs, attrs, decision):
+        seen.append((inst.kind, len(inputs), decision))
+        return [2, 16]
+
+    replayed = Schedule(two_stages)
+    sch.trace.apply_to_schedule(replayed, remove_postproc=True, decision_provider=provider)
+    assert seen == [("sample_perfect_tile", 1, sch.trace.insts[-1].decision)]
+    assert replayed.trace.insts[-1].decision == [2, 16]

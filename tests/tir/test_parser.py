@@ -404,6 +404,46 @@ def test_symbolic_shape_vars_and_scalar_params():
 # ---------------------------------------------------------------- blocks
 
 
+def test_an_integer_expression_stored_into_a_float_buffer_is_cast():
+    func = _func(
+        """
+        @T.prim_func
+        def f(B: T.Buffer((6,), "float32")):
+            for i in range(6):
+                with T.block("B"):
+                    vi = T.axis.spatial(6, i)
+                    B[vi] = vi * 3 + 1
+        """
+    )
+    store = func.body.block.body.body.block.body
+    assert isinstance(store.value, tir.Cast) and store.value.dtype == "float32"
+    b = np.zeros(6, "float32")
+    tir.interpret(func, b)
+    np.testing.assert_array_equal(b, np.arange(6) * 3 + 1)
+
+
+def test_empty_scope_name_means_global():
+    func = _func(
+        """
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            tmp = T.alloc_buffer((4,), scope="")
+            for i in range(4):
+                with T.block("copy"):
+                    vi = T.axis.spatial(4, i)
+                    tmp[vi] = A[vi] * T.float32(2)
+            for i in range(4):
+                with T.block("out"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = tmp[vi]
+        """
+    )
+    assert [(b.name, b.scope) for b in func.body.block.alloc_buffers] == [("tmp", "global")]
+    a, b = np.random.rand(4).astype("float32"), np.zeros(4, "float32")
+    tir.interpret(func, a, b)
+    np.testing.assert_allclose(b, a * 2)
+
+
 def test_nested_blocks_and_alloc_buffer_scopes():
     func = _func(
         """

@@ -166,6 +166,14 @@ def test_annotation_dicts_compare_by_value_not_order():
     assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
 
 
+def test_an_int32_constant_in_an_annotation_is_the_plain_int():
+    zero, sixteen = IntImm(0, "int32"), IntImm(16, "int32")
+    written = make_matmul(annotations={"explicit_read_region": [zero], "step": sixteen})
+    plain = make_matmul(annotations={"explicit_read_region": [0], "step": 16})
+    assert structural_equal(written, plain) and structural_hash(written) == structural_hash(plain)
+    assert not structural_equal(make_matmul(annotations={"step": IntImm(16, "int64")}), plain)
+
+
 def test_func_attrs_are_compared():
     a = make_matmul()
     b = dataclasses.replace(a, attrs={"global_symbol": "main"})

@@ -325,3 +325,18 @@ def test_block_names_are_made_unique_as_tvm_makes_them():
     names = []
     tir.post_order_visit(func.body, lambda n: isinstance(n, tir.Block) and names.append(n.name))
     assert names[:2] == ["main", "main_1"]
+
+
+def test_astype_casts_an_element_in_a_te_compute():
+    X = te.placeholder((4, 8), "int8", name="X")
+    W = te.placeholder((6, 8), "int8", name="W")
+    k = te.reduce_axis((0, 8), name="k")
+    C = te.compute((4, 6), lambda i, j: te.sum(X[i, k].astype("int32") * W[j, k].astype("int32"), axis=k))
+    func = te.create_prim_func([X, W, C])
+    rng = np.random.default_rng(5)
+    x = rng.integers(-100, 100, (4, 8)).astype("int8")
+    w = rng.integers(-100, 100, (6, 8)).astype("int8")
+    out = np.zeros((4, 6), "int32")
+    tir.interpret(func, x, w, out)
+    np.testing.assert_array_equal(out, x.astype("int32") @ w.astype("int32").T)
+    assert X[0, 0].astype("int8").dtype == "int8"

@@ -142,6 +142,22 @@ def test_external_calls_are_carried_and_printed_as_tvm_writes_them():
     assert pointers[-1].extent.value == 8
 
 
+def test_call_extern_takes_tvms_dtype_keyword_and_the_void_dtype():
+    func = tir.parse(
+        """
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+    T.evaluate(T.call_extern("call_impl", A.data, dtype=""))
+    for i in range(8):
+        B[i] = T.call_extern("sqrtf", B[i], dtype="float32")
+"""
+    )
+    text = func.script()
+    assert 'T.call_extern("int32", "call_impl", A.data)' in text
+    assert 'T.call_extern("float32", "sqrtf", B[i])' in text
+    tir.assert_structural_equal(tir.parse(text), func)
+
+
 def test_the_executor_refuses_calls_out_of_the_ir_by_name():
     with pytest.raises(IRError, match="cannot run T.call_extern"):
         tir.interpret(extern_calls, random_floats(16), np.zeros(16, "float32"))
@@ -192,6 +208,31 @@ def test_launch_thread_and_env_thread_become_thread_bound_loops():
     a, b = random_floats(4, 32), np.zeros((4, 32), "float32")
     tir.interpret(launched_threads, a, b)
     np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+
+
+@T.prim_func
+def launched_with_as(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
+    bx = T.launch_thread("blockIdx.x", T.ceildiv(125, 32))
+    with T.launch_thread("threadIdx.x", 32) as tx:
+        B[bx, tx] = A[bx, tx] + T.float32(1)
+
+
+def test_launch_thread_as_a_name_and_ceildiv():
+    tir.assert_structural_equal(launched_with_as, launched_threads)
+    a, b = random_floats(4, 32), np.zeros((4, 32), "float32")
+    tir.interpret(launched_with_as, a, b)
+    np.testing.assert_allclose(b, a + 1, rtol=1e-6)
+    ceil = tir.parse(
+        """
+@T.prim_func
+def f(A: T.Buffer((9,), "int32"), B: T.Buffer((9,), "int32")):
+    for i in range(9):
+        B[i] = T.ceildiv(A[i], 4)
+"""
+    )
+    a, b = np.arange(-4, 5, dtype="int32"), np.zeros(9, "int32")
+    tir.interpret(ceil, a, b)
+    np.testing.assert_array_equal(b, -(-a // 4))
 
 
 def test_launch_thread_needs_a_tag_or_an_env_thread():
@@ -467,3 +508,16 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
 """
     with pytest.raises(ParseError, match=phrase):
         tir.parse(source)
+
+
+def test_call_extern_takes_tvms_dtype_keyword_spelling():
+    @T.prim_func
+    def keyword(A: T.Buffer((4,), "float32")):
+        T.evaluate(T.call_extern("vec4add", A.data, 4, dtype="int32"))
+
+    @T.prim_func
+    def positional(A: T.Buffer((4,), "float32")):
+        T.evaluate(T.call_extern("int32", "vec4add", A.data, 4))
+
+    tir.assert_structural_equal(keyword, positional)
+    assert 'T.call_extern("int32", "vec4add", A.data, 4)' in keyword.script()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tir
@@ -306,3 +307,24 @@ def test_a_parsed_iterator_domain_may_use_the_loops_around_the_block():
     b = np.zeros((6, 6), "float32")
     tir.interpret(lower_triangle_copy, a, b)
     np.testing.assert_allclose(b, np.tril(a + 1), rtol=1e-6)
+
+
+def test_a_block_under_a_loop_of_extent_zero_binds_nothing_to_check():
+    func = tir.parse(
+        """
+@T.prim_func
+def main(out: T.Buffer((1, 8), "int32")):
+    act = T.alloc_buffer((1, 8), "int32")
+    for z, y in T.grid(0, 8):
+        with T.block("never"):
+            vz, vy = T.axis.remap("SS", [z, y])
+            out[vz, vy] = act[vz + 1, vy]
+    for y in range(8):
+        with T.block("runs"):
+            vy = T.axis.spatial(8, y)
+            out[0, vy] = vy
+"""
+    )
+    out = np.full((1, 8), -1, "int32")
+    tir.interpret(func, out)
+    np.testing.assert_array_equal(out[0], np.arange(8))

@@ -289,8 +289,11 @@ class _Checker:
 
 
 def loop_bound(low: PrimExpr, extent: PrimExpr, bounds: Mapping[Var, ConstIntBound]) -> ConstIntBound | None:
-    """Constant bounds of a loop variable over ``[low, low + extent)``, or None when unbounded."""
+    """Constant bounds of a loop variable over ``[low, low + extent)``, or None when unbounded. A loop
+    of extent 0 never runs: its variable gets infinite bounds, so bindings under it go unchecked."""
     start, size = const_int_bound(low, bounds), const_int_bound(extent, bounds)
+    if size.max_value <= 0:  # the loop never runs: its variable takes no value to check against
+        return ConstIntBound(NEG_INF, POS_INF)
     if start.min_value == NEG_INF or max(start.max_value, size.max_value) == POS_INF:
         return None
     return ConstIntBound(start.min_value, start.max_value + max(size.max_value, 1) - 1)

@@ -59,6 +59,7 @@ T_FUNCTIONS: dict[str, str] = {
     "abs": "T.abs(x): absolute value",
     "floordiv": "T.floordiv(a, b): division rounding down (a // b)",
     "floormod": "T.floormod(a, b): remainder of floordiv (a % b)",
+    "ceildiv": "T.ceildiv(a, b): integer division rounding up, (a + b - 1) // b for b > 0",
     "truncdiv": "T.truncdiv(a, b): integer division rounding toward zero",
     "truncmod": "T.truncmod(a, b): remainder of truncdiv",
     "Select": "T.Select(cond, a, b): a if cond else b, both evaluated",

@@ -43,7 +43,8 @@ class BufferAccess:
         return BufferStore(buffer, value, indices)
 
     def _convert(self, value: Any, dtype: str, node: Tree, into: str) -> PrimExpr:
-        """``value`` as ``dtype``: constants are cast, other expressions must already match."""
+        """``value`` as ``dtype``: constants are cast, integer expressions go into float buffers by a
+        cast, other expressions must already match."""
         base, lanes = _dt.element_of(dtype), _dt.lanes_of(dtype)
         hint = f'convert it explicitly with T.Cast("{base}", ...)'
         if isinstance(value, (int, float)) and not isinstance(value, PrimExpr):
@@ -56,6 +57,10 @@ class BufferAccess:
             value = op.cast(base, value)
         elif not isinstance(value, PrimExpr):
             raise self.error(node, f"{into} holds {base} values, not {_describe(value)}")
+        elif _dt.is_integer(_dt.element_of(value.dtype)) and _dt.is_float(base):
+            # An integer expression stored into a float buffer (``B[vi] = vi``) converts, as in TVM;
+            # the other way round (dropping a fraction) must be written out.
+            value = op.cast(_dt.with_lanes(base, _dt.lanes_of(value.dtype)), value)
         elif _dt.element_of(value.dtype) != base:
             raise self.error(node, f"{into} holds {base} but the value is {value.dtype}", hint=hint)
         if _dt.lanes_of(value.dtype) == lanes:

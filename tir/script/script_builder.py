@@ -389,6 +389,13 @@ class _FunctionBuilder(BlockFrames, ExpressionEvaluator, NameScopes, BufferAcces
             inner = self._launch(context.var, context).wrap
             stmt = self._nested("for", body)
             return inner(stmt if stmt is not None else _noop())
+        if isinstance(context, _ThreadLaunch) and target is not None and target.data == "name":
+            # with T.launch_thread("threadIdx.x", n) as tx: (TVM's form) launches a new thread variable
+            name = str(target.children[0])
+            var = Var(name, context.extent.dtype)
+            inner = self._launch(var, context).wrap
+            stmt = self._nested("for", body, {name: var})
+            return inner(stmt if stmt is not None else _noop())
         if isinstance(context, _Context) or isinstance(context, _BufferDecl) and context.kind == "decl":
             if target is None or target.data != "name":
                 raise self.error(expr, f"with {context.name}(...) needs 'as name'")

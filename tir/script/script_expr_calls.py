@@ -51,11 +51,22 @@ class ExpressionCalls:
         values = [self._value(arg) for arg in args]
         return op.opaque_call(call.name[2:], values, self._dtype(dtype) if dtype is not None else "handle")
 
-    def _t_call_extern(self, call: _Call, dtype: Tree, name: Tree, *args: Tree) -> PrimExpr:
-        values = [self._value(arg) for arg in args]
-        return op.opaque_call(
-            "call_extern", [self._str(name, "the function's name"), *values], self._dtype(dtype)
-        )
+    def _t_call_extern(self, call: _Call, *args: Tree, dtype: Tree | None = None) -> PrimExpr:
+        """``T.call_extern(dtype, name, *args)``, or TVM's ``T.call_extern(name, *args, dtype=...)``;
+        the empty dtype (TVM's void: a call made for its effect) is carried as int32."""
+        if dtype is None:
+            if len(args) < 2:
+                raise self.error(
+                    call.node,
+                    'T.call_extern needs a dtype and a function name: T.call_extern("int32", "f", x)',
+                )
+            dtype, *args = args
+        if not args:
+            raise self.error(call.node, "T.call_extern needs the function's name")
+        name, *rest = args
+        values = [self._value(arg) for arg in rest]
+        result_dtype = "int32" if self._value(dtype) == "" else self._dtype(dtype)
+        return op.opaque_call("call_extern", [self._str(name, "the function's name"), *values], result_dtype)
 
     def _t_call_packed(self, call: _Call, name: Tree, *args: Tree) -> PrimExpr:
         values = [self._value(arg) for arg in args]
@@ -116,6 +127,12 @@ class ExpressionCalls:
 
     def _t_floordiv(self, call: _Call, a: Tree, b: Tree) -> Any:
         return self._floor_op(FloorDiv, op.floordiv, a, b)
+
+    def _t_ceildiv(self, call: _Call, a: Tree, b: Tree) -> PrimExpr:
+        x, y = self._prim(a), self._prim(b)
+        if not (_dt.is_integer(x.dtype) and _dt.is_integer(y.dtype)):
+            raise self.error(call.node, "T.ceildiv divides integers", hint="use T.ceil(a / b) for floats")
+        return op.floordiv(op.sub(op.add(x, y), 1), y)
 
     def _t_floormod(self, call: _Call, a: Tree, b: Tree) -> Any:
         return self._floor_op(FloorMod, op.floormod, a, b)

@@ -27,13 +27,17 @@ The blocks are those TVM makes (names, iterator kinds, ``T.init``); see create_p
 
 from __future__ import annotations
 
+from ..index_map import IndexMap
 from .axis import Axis, reduce_axis
 from .create_prim_func import create_prim_func
 from .reduction import CommReducer, Reduction, comm_reducer, max, min, sum
 from .tensor import ComputeOp, Tensor, compute, placeholder, var
 from .tensor import const_value as const
 
+AXIS_SEPARATOR = IndexMap.AXIS_SEPARATOR  # TVM's te.AXIS_SEPARATOR, the marker in a layout map's outputs
+
 __all__ = [
+    "AXIS_SEPARATOR",
     "Axis",
     "CommReducer",
     "ComputeOp",

@@ -25,6 +25,10 @@ from ..function import PrimFunc
 from ..stmt import BlockRealize, Stmt
 
 
+class UnknownTensorIntrinError(KeyError, ValueError):
+    """No tensor intrinsic is registered under the name asked for."""
+
+
 @dataclass(frozen=True, eq=False)
 class TensorIntrin:
     """A registered tensor intrinsic: its name, the computation it matches and its implementation."""
@@ -65,12 +69,15 @@ class TensorIntrin:
         TensorIntrin._registry[name] = factory
 
     @staticmethod
-    def get(name: str) -> TensorIntrin:
-        """The intrinsic registered as ``name``; a KeyError lists the known ones."""
+    def get(name: str, allow_missing: bool = False) -> TensorIntrin | None:
+        """The intrinsic registered as ``name``; an ``UnknownTensorIntrinError`` (a KeyError and, as in
+        TVM, a ValueError) lists the known ones, unless ``allow_missing`` (then None)."""
         found = TensorIntrin._registry.get(name)
         if found is None:
+            if allow_missing:
+                return None
             known = ", ".join(sorted(TensorIntrin._registry)) or "none"
-            raise KeyError(f"no tensor intrinsic {name!r}; registered: {known}")
+            raise UnknownTensorIntrinError(f"no tensor intrinsic {name!r}; registered: {known}")
         if not isinstance(found, TensorIntrin):
             found = TensorIntrin.register(name, *found(), override=True)
         return found

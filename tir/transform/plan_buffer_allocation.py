@@ -6,7 +6,10 @@ common ancestor (LCA, a loop or a block) of all its loads and stores, so its lif
 and later its compacted size, are as small as the program allows. A "shared" buffer is
 per thread block, never per thread: it stops at the lowest ancestor above every
 threadIdx-bound loop on the LCA's path (it may sit under blockIdx loops). "local" and
-"global" buffers stay at the LCA.
+"global" buffers stay at the LCA. An access through an opaque block iterator (one
+whose instances share storage across iterations of the loops it is bound to, as
+rolling_buffer makes) pins the buffer above the outermost of those loops, as TVM's
+LCA detector does: a rolled window must outlive the loop that slides it.
 
 Placement: an allocation lives in a Block. When the place is a block, the buffer joins
 that block's ``alloc_buffers``; when it is a loop, the loop body is wrapped in an opaque
@@ -22,9 +25,9 @@ from __future__ import annotations
 
 from ..analysis.block_access import infer_access_regions
 from ..buffer import Buffer
-from ..expr import BufferLoad, IntImm
+from ..expr import BufferLoad, IntImm, IterKind, Var
 from ..function import PrimFunc
-from ..functor import Mutator, Visitor
+from ..functor import Mutator, Visitor, collect_vars
 from ..stmt import Block, BlockRealize, BufferStore, For, Stmt
 
 Scope = For | Block
@@ -35,18 +38,36 @@ def buffer_access_lca(root: Stmt) -> dict[Buffer, tuple[Scope, ...]]:
     the LCA of its loads and stores (the LCA is the last element)."""
     paths: dict[Buffer, tuple[Scope, ...]] = {}
     stack: list[Scope] = []
+    pinned: list[dict[Var, int]] = [{}]  # opaque iterator -> depth of the outermost loop it is bound to
 
-    def record(buffer: Buffer) -> None:
+    def record(buffer: Buffer, indices) -> None:
+        here = stack
+        if pinned[-1]:
+            used = set().union(*(collect_vars(i) for i in indices))
+            depths = [pinned[-1][v] for v in used if v in pinned[-1]]
+            here = stack[: min(depths)] if depths else stack
         known = paths.get(buffer)
         if known is None:
-            paths[buffer] = tuple(stack)
+            paths[buffer] = tuple(here)
             return
         common = 0
-        while common < min(len(known), len(stack)) and known[common] is stack[common]:
+        while common < min(len(known), len(here)) and known[common] is here[common]:
             common += 1
         paths[buffer] = known[:common]
 
     class _Lca(Visitor):
+        def visit_BlockRealize(self, realize: BlockRealize) -> None:
+            inner = dict(pinned[-1])
+            for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+                if iv.kind is IterKind.OPAQUE:
+                    used = collect_vars(value)
+                    depths = [d for d, s in enumerate(stack) if isinstance(s, For) and s.loop_var in used]
+                    if depths:
+                        inner[iv.var] = min(depths)
+            pinned.append(inner)
+            self.generic_visit(realize)
+            pinned.pop()
+
         def visit_For(self, loop: For) -> None:
             stack.append(loop)
             self.generic_visit(loop)
@@ -61,11 +82,11 @@ def buffer_access_lca(root: Stmt) -> dict[Buffer, tuple[Scope, ...]]:
             stack.pop()
 
         def visit_BufferLoad(self, load: BufferLoad) -> None:
-            record(load.buffer)
+            record(load.buffer, load.indices)
             self.generic_visit(load)
 
         def visit_BufferStore(self, store: BufferStore) -> None:
-            record(store.buffer)
+            record(store.buffer, store.indices)
             self.generic_visit(store)
 
     _Lca().visit(root)
