@@ -93,7 +93,7 @@ def _build_function(
     func, shape_params = _shape_parameters(name, func, target)
     params += shape_params
     func = bind_buffer_layouts(func, f"function {name}")
-    check_annotations(func, f"function {name}")
+    check_annotations(func, f"function {name}", gpu=target.is_gpu)
     check_dtypes(func, target, f"function {name}")
     try:
         flops, counted = flop_count(func), None

@@ -62,6 +62,7 @@ from tir.transform.inject_software_pipeline import ASYNC_COMMIT, ASYNC_COPY, ASY
 from tir.transform.insert_runtime_checks import CHECK_DIVISOR, CHECK_INDEX
 from tir.transform.lower_matrix_fragments import TILE_PTR
 
+from .c.prefetch import PREFETCH_KEY
 from .errors import BuildError
 from .lanes import lane
 from .program import Extent, SymbolicExtent
@@ -245,10 +246,19 @@ class CFamilyPrinter:
         if pragma:
             self.emit(pragma)
         self.emit(f"for ({self.type_of(loop.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var}) {{")
-        self.block(loop.body)
+        self.depth += 1
+        if PREFETCH_KEY in loop.annotations:
+            self.prefetch(loop)
+        self.stmt(loop.body)
+        self.depth -= 1
         self.emit("}")
 
     unroll_pragma = "#pragma unroll"
+
+    def prefetch(self, loop: For) -> None:
+        """The software prefetches of a ``pragma_prefetch`` loop (codegen/c/prefetch.py): C only;
+        a GPU build has refused the annotation before printing (``check_annotations``)."""
+        raise NotImplementedError
 
     def thread_loop(self, loop: For) -> None:
         """GPU dialects: the launch is the loop; a loop over fewer threads than launched is guarded."""

@@ -11,7 +11,8 @@ alignment, so unaligned vector loads are fine. A vector ``max``, ``min`` or
 move, never into one libm call per lane. Scratch buffers of a constant size up
 to ``STACK_LIMIT_BYTES`` are arrays on the stack, whatever their scope, so a
 tile's intermediate costs no heap allocation per tile; larger or symbolic ones
-are ``malloc``ed where they are declared.
+are ``malloc``ed where they are declared (``aligned_alloc``ed on 64 bytes, a
+cache line, when vectors access them, like the stack arrays).
 
 bfloat16 has no C type in gcc 12, so it is a software type: ``tir_bfloat16``, a
 struct holding the 16 bits (a struct, so that a value used without conversion is
@@ -30,8 +31,9 @@ from tir.expr import EQ, GE, GT, LE, LT, NE, BufferLoad, Cast, FloatImm, Max, Mi
 from tir.function import PrimFunc
 from tir.stmt import Allocate, BufferStore, For, ForKind
 
-from ..c_family import MUL, CFamilyPrinter, Code, check_helpers, integer_helpers, vector_accessed_buffers
+from ..c_family import ADD, MUL, CFamilyPrinter, Code, check_helpers, integer_helpers, vector_accessed_buffers
 from ..errors import BuildError
+from .prefetch import prefetched_loads
 
 STACK_LIMIT_BYTES = 128 * 1024
 
@@ -116,6 +118,14 @@ class CPrinter(CFamilyPrinter):
         super().serial_loop(loop, "#pragma omp parallel for")
         self.parallel_depth -= 1
 
+    def prefetch(self, loop: For) -> None:
+        printed = []
+        for buffer, index in prefetched_loads(loop):
+            line = f"__builtin_prefetch({self.name_of(buffer)} + {self.expr(index).at(ADD)});"
+            if line not in printed:
+                printed.append(line)
+                self.emit(line)
+
     def stmt_Allocate(self, node: Allocate) -> None:
         buffer = node.buffer
         nbytes = buffer.static_nbytes()
@@ -124,7 +134,11 @@ class CPrinter(CFamilyPrinter):
             return
         count = self.expr(_product(buffer)).at(MUL)
         element, name = self.type_of(buffer.dtype), self.name_of(buffer)
-        self.emit(f"{element}* {name} = ({element}*)malloc(sizeof({element}) * {count});")
+        if buffer in self.vector_buffers:  # whole cache lines: no vector load straddles two
+            size = f"(sizeof({element}) * {count} + 63) / 64 * 64"
+            self.emit(f"{element}* {name} = ({element}*)aligned_alloc(64, {size});")
+        else:
+            self.emit(f"{element}* {name} = ({element}*)malloc(sizeof({element}) * {count});")
         self.stmt(node.body)
         self.emit(f"free({name});")
 

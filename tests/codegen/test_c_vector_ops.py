@@ -4,7 +4,8 @@ A vectorized ``T.max``/``T.min``/``T.Select`` prints as one call of a mask-based
 inline helper per vector (gcc -O3 makes it ``vmaxps`` or a masked move), never
 as one ``fmaxf`` per lane; it computes what the scalar path computes, NaNs
 included (``fmaxf``: a NaN operand loses). A scratch buffer of constant size
-is an array on the stack, not a ``malloc`` per tile.
+is an array on the stack, not a ``malloc`` per tile; a larger one read as vectors is
+``aligned_alloc``ed on a cache line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 import tir
 from codegen import build
 from codegen.build import generate_source
-from examples.seeds.seed003_conv_layer import halide_schedule
+from examples.seeds.seed003_conv_layer import check, halide_schedule, random_inputs
 from schedule import Schedule
 from tuner import workloads
 
@@ -110,3 +111,16 @@ def test_halide_conv_tile_is_on_the_stack_and_its_relu_is_vector_max():
 def test_scratch_above_the_stack_limit_is_still_malloced():
     source, _ = generate_source(workloads.elementwise_chain(1 << 16), "c")
     assert source.count("malloc(") == 2 and source.count("free(") == 2
+
+
+def test_scratch_above_the_stack_limit_read_as_vectors_is_cache_line_aligned():
+    """seed 003's packed filter (590 KB, read as 16-lane vectors): one aligned_alloc, right numbers."""
+    sizes = {"N": 1, "H": 2, "W": 10, "CI": 128, "CO": 128}
+    mod = workloads.conv_layer(**sizes)
+    scheduled = halide_schedule(mod, pack_filter=True).mod
+    source, _ = generate_source(scheduled, "c")
+    assert "(float*)aligned_alloc(64, (sizeof(float) * 147456 + 63) / 64 * 64);" in source
+    assert source.count("free(filter_global);") == 1
+    arrays = random_inputs(mod, seed=4)
+    build(scheduled, "c")["main"](*arrays)
+    check(mod, arrays, sizes)

@@ -187,12 +187,15 @@ def test_gpu_threads_fill_a_warp_when_the_loops_allow():
 
 
 def test_cpu_matmul_is_parallel_and_vectorized():
-    """The outer tiles run in parallel and the inner loop fills a 64-byte vector (16 floats: j is 32)."""
+    """The outer tiles run in parallel and the inner loop fills a 64-byte vector (16 floats: j is 32);
+    so does the copy of each input packed in tile order."""
     for seed in range(5):
         sch = SpaceGenerator("c").sample(WORKLOADS["matmul"], seed)
         kinds = [lp.kind for lp in _loops(sch)]
-        assert kinds.count(ForKind.PARALLEL) == 1 and ForKind.THREAD_BINDING not in kinds
+        packed = sch.trace.as_python().count("storage_scope='global'")
+        assert kinds.count(ForKind.PARALLEL) == 1 + packed and ForKind.THREAD_BINDING not in kinds
         compute_loops = sch.state.loops_of(sch.state.index.blocks["C"])
+        assert [lp.kind for lp in compute_loops].count(ForKind.PARALLEL) == 1
         assert compute_loops[-1].kind is ForKind.VECTORIZED and compute_loops[-1].extent.value >= 16
         assert {"C_local", "C_init"} <= _block_names(sch)
 

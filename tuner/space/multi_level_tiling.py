@@ -50,7 +50,10 @@ CPU, "SSRSRS": spatial levels parallel / outer / register / vector, reduction le
 outer / inner; the outer spatial levels are fused into one ``parallel`` loop, the
 innermost spatial level of the last spatial loop (the store's contiguous axis) is
 vectorized, and the reduction's init is split off (``decompose_reduction``) so it
-vectorizes too.
+vectorizes too. In half the CPU samples the inputs read at plain iterators (a conv
+filter, matmul's operands) are first copied in the loop order of their tile levels
+(``_pack_inputs``: MetaSchedule's layout rewrite of weights, as a copy), so each tile
+streams them contiguously.
 
 Limits by construction: the tilings are drafted with the sampling primitive's own
 draw (``schedule.draw_perfect_tile``, uniform over the valid tilings) without
@@ -109,6 +112,18 @@ BANK_ALIGN_BYTES = 16
 # Spatial levels from this one inward make one thread's accumulator tile (GPU: block, thread,
 # register, register; CPU: parallel, outer, register, vector).
 REGISTER_LEVEL = 2
+# The CPU rule's loop order, "SSRSRS", as (iterator kind, level) pairs.
+CPU_LEVELS = [
+    (IterKind.SPATIAL, 0),
+    (IterKind.SPATIAL, 1),
+    (IterKind.REDUCE, 0),
+    (IterKind.SPATIAL, 2),
+    (IterKind.REDUCE, 1),
+    (IterKind.SPATIAL, 3),
+]
+# The share of CPU samples whose plainly indexed inputs are packed in tile order (_pack_inputs);
+# a structural choice, kept by mutations of the other decisions.
+PACK_SHARE = 0.5
 
 
 # ---------------------------------------------------------------- tile sizes within the limits
@@ -341,6 +356,7 @@ class _Tiles:
             )
             for loop, factors in zip(loops, draft)
         ]
+        self.factors = {iv.var: (iv.kind, factors) for iv, factors in zip(iters, draft)}
         self.spatial = [(lp, t) for lp, t, iv in zip(loops, tiles, iters) if iv.kind is IterKind.SPATIAL]
         self.reduce = [(lp, t) for lp, t, iv in zip(loops, tiles, iters) if iv.kind is IterKind.REDUCE]
 
@@ -585,8 +601,12 @@ def _reads_pointwise(block: Block, buffer: Buffer) -> bool:
 
 
 def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
-    """Tile block ``name`` as "SSRSRS": parallel outer tiles, a local accumulator tile, a vector loop."""
+    """Tile block ``name`` as "SSRSRS": parallel outer tiles, a local accumulator tile, a vector loop
+    (in ``PACK_SHARE`` of the samples with its plainly indexed inputs packed in tile order first)."""
+    pack = random.Random(sch.fork_seed()).random() < PACK_SHARE
     block, write_back, tiles = _sample_tiles(sch, name, target, spatial_levels=4, reduce_levels=2)
+    if pack:
+        _pack_inputs(sch, block, tiles.factors, CPU_LEVELS)
     s, r = tiles.split(sch)
     sch.reorder(*_level(s, 0), *_level(s, 1), *_level(r, 0), *_level(s, 2), *_level(r, 1), *_level(s, 3))
     outer = fuse_loops(sch, _level(s, 0))
@@ -598,3 +618,49 @@ def multi_level_tiling_cpu(sch: Schedule, name: str, target: Target) -> None:
     for stage in (init, write_back, *epilogues):
         try_vectorize(sch, sch.get_loops(stage)[-1])
     annotate_unroll(sch, outer, CPU_UNROLL_STEPS)
+
+
+def _pack_inputs(
+    sch: Schedule, block: BlockRV, factors: dict[Var, tuple[IterKind, list[int]]], levels: list[tuple]
+) -> None:
+    """Copy each function input that ``block`` reads at plain iterators (``W[vk, vj]``, not
+    ``I[vy + vr]``) once, at the start, into the order the tiled loops walk it (MetaSchedule's
+    layout rewrite of constant weights, done here as a copy, parallel over its outer loop): the
+    tile levels of its dimensions in loop order, so each tile streams it contiguously. ``levels``: the loop
+    order as (iterator kind, level) pairs. An input already in that order is left alone."""
+    node = sch.get(block)
+    params = set(sch.func.buffer_params)
+    written = {w.buffer for w in node.writes}
+    for region in node.reads:
+        buffer = region.buffer
+        if buffer not in params or buffer in written:
+            continue
+        indices = [rng.min for rng in region.region]
+        if not all(isinstance(v, Var) and v in factors for v in indices) or len(set(indices)) < len(indices):
+            continue
+        parts = [
+            (dim, level)
+            for kind, level in levels
+            for dim, var in enumerate(indices)
+            if factors[var][0] is kind and factors[var][1][level] > 1
+        ]
+        if parts == sorted(parts):
+            continue
+        reads = [r.buffer for r in sch.get(block).reads]
+        cache = sch.cache_read(block, reads.index(buffer), "global")
+        sch.transform_layout(cache, ("write", 0), _tile_order([factors[v][1] for v in indices], parts))
+        sch.parallel(sch.get_loops(cache)[0])
+
+
+def _tile_order(dim_factors: list[list[int]], parts: list[tuple[int, int]]):
+    """The index map of ``_pack_inputs``: each (dimension, level) of ``parts``, in that order."""
+
+    def layout(*indices):
+        def part(dim: int, level: int):
+            inner = prod(dim_factors[dim][level + 1 :])
+            value = indices[dim] // inner if inner > 1 else indices[dim]
+            return value % dim_factors[dim][level] if level else value
+
+        return tuple(part(dim, level) for dim, level in parts)
+
+    return layout
