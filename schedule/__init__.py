@@ -7,7 +7,7 @@ i0, i1 = sch.split(i, [None, 16])
 sch.bind(i0, "blockIdx.x")
 """
 
-from .errors import ScheduleError, StaleHandleError
+from .errors import ScheduleError, StaleHandleError, UnknownHandleError
 from .instruction import BlockRV, ExprRV, LoopRV
 from .sampling import draw_perfect_tile
 from .schedule import Schedule
@@ -20,6 +20,7 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "StaleHandleError",
+    "UnknownHandleError",
     "Trace",
     "Instruction",
     "InstructionKind",

@@ -8,7 +8,9 @@ follow TVM's ``compute_inline.cc``: the inlined block must be a single store
 whose indices are distinct block iterators, so that each element is computed
 once and the substitution is exact; a consumer may also read at an affine
 bijection of its iterators (``B[vi * 16 + vj, vk]``), which is inverted
-(``arith.inverse_affine_iter_map``). ``plan_compute_inline`` is registered as
+(``arith.inverse_affine_iter_map``), or at one that is a bijection once its domains are
+padded to the divisors it uses (``B[c // 4, c % 4]`` with ``c < 7``): the producer then
+writes only where the inverse lies in the consumer's domain. ``plan_compute_inline`` is registered as
 compute_inline's legality check, which ``analysis.can_apply`` (the sampling family,
 the tuner's auto-inline) asks whether a block could be inlined.
 """
@@ -16,22 +18,28 @@ the tuner's auto-inline) asks whether a block could be inlined.
 from __future__ import annotations
 
 from dataclasses import replace
+from math import lcm
 
 from tir import (
+    Add,
     Block,
     BlockRealize,
     Buffer,
     BufferLoad,
     BufferStore,
+    FloorDiv,
+    FloorMod,
     For,
     IntImm,
     IterKind,
+    Mul,
     PrimExpr,
     Range,
     SeqStmt,
     Stmt,
     Var,
     const,
+    op,
 )
 from tir.analysis.block_access import infer_access_regions
 from tir.arith import Analyzer
@@ -331,9 +339,12 @@ def _single_scope_read(state: ScheduleState, scope: Block, block: Block) -> Buff
     return produced[0]
 
 
-def _consumer_iterators(block: Block, indices, producer_indices, role: str) -> tuple[dict, list[Range]]:
-    """Each iterator of the consumer ``block`` as an expression of the producer's store indices, and
-    the box of the buffer the consumer reads (one Range per dimension).
+def _consumer_iterators(
+    block: Block, indices, producer_indices, role: str
+) -> tuple[dict, list[Range], list[PrimExpr]]:
+    """Each iterator of the consumer ``block`` as an expression of the producer's store indices,
+    the box of the buffer the consumer reads (one Range per dimension), and the conditions that
+    keep those expressions inside the consumer's domain.
 
     The read indices are distinct iterators (``B[vi, vj]``), or, as in TVM, an affine bijection
     of them onto a box (``B[vi * 16 + vj, vk]``, ``B[f // 128, f % 128]``), which is inverted."""
@@ -347,22 +358,74 @@ def _consumer_iterators(block: Block, indices, producer_indices, role: str) -> t
     doms = {iv.var: iv.dom for iv in block.iter_vars}
     mapping = dict(zip(load_vars, producer_indices))
     mapping.update(_unit_iter_values(block, load_vars))
-    return mapping, [doms[v] for v in load_vars]
+    return mapping, [doms[v] for v in load_vars], []
 
 
-def _inverse_of_affine_read(block: Block, indices, producer_indices) -> tuple[dict, list[Range]] | None:
+def _padded_domains(doms: dict[Var, Range], indices) -> dict[Var, Range]:
+    """Each domain rounded up to a multiple of the constants its iterator is divided by
+    (``cvi // 16`` with ``cvi < 127``: 128), so that a read that is only injective (a producer
+    computing more than the consumer reads) becomes a bijection of the padded domains."""
+    divisors: dict[Var, int] = {}
+
+    def note(node) -> None:
+        if type(node) in (FloorDiv, FloorMod) and node.a in doms and isinstance(node.b, IntImm):
+            divisors[node.a] = lcm(divisors.get(node.a, 1), node.b.value)
+
+    for index in indices:
+        post_order_visit(index, note)
+    padded = {}
+    for var, dom in doms.items():
+        step = divisors.get(var, 1)
+        if isinstance(dom.extent, IntImm) and dom.extent.value % step:
+            dom = Range(dom.min, const(-(-dom.extent.value // step) * step, dom.extent.dtype))
+        padded[var] = dom
+    return padded
+
+
+def _largest_scale_first(expr: PrimExpr) -> PrimExpr:
+    """A sum of terms with its most significant digit first (``vi * 16 + vm``), as TVM prints a
+    predicate; the inverse writes the same sum lowest digit first (``vm + vi * 16``)."""
+    terms, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Add):
+            stack += [e.b, e.a]
+        else:
+            terms.append(e)
+
+    def scale(term: PrimExpr) -> int:
+        return term.b.value if isinstance(term, Mul) and isinstance(term.b, IntImm) else 1
+
+    terms.sort(key=scale, reverse=True)
+    result = terms[0]
+    for term in terms[1:]:
+        result = op.add(result, term)
+    return result
+
+
+def _inverse_of_affine_read(
+    block: Block, indices, producer_indices
+) -> tuple[dict, list[Range], list[PrimExpr]] | None:
     units = {iv.var: iv.dom.min for iv in block.iter_vars if _is_unit(iv.dom.extent)}
     doms = {iv.var: iv.dom for iv in block.iter_vars if iv.var not in units}
     if not all(isinstance(d.min, IntImm) and d.min.value == 0 for d in doms.values()):
         return None
-    sums = detect_iter_map([substitute(i, units) for i in indices], doms, check_bijective=True)
+    indices = [substitute(i, units) for i in indices]
+    sums = detect_iter_map(indices, doms, check_bijective=True)
+    padded = doms
+    if sums is None:  # maybe injective: a bijection once the domains are padded
+        padded = _padded_domains(doms, indices)
+        sums = detect_iter_map(indices, padded, check_bijective=True) if padded != doms else None
     if sums is None or any(not isinstance(s.base, IntImm) or s.extent is None for s in sums):
         return None
     mapping = inverse_affine_iter_map(sums, producer_indices)
     if set(mapping) != set(doms):
         return None
+    inside = [
+        op.lt(_largest_scale_first(mapping[v]), doms[v].extent) for v in doms if padded[v] is not doms[v]
+    ]
     mapping.update(units)
-    return mapping, [Range(s.base, const(s.extent, s.base.dtype)) for s in sums]
+    return mapping, [Range(s.base, const(s.extent, s.base.dtype)) for s in sums], inside
 
 
 def _coverage_predicate(
@@ -429,10 +492,13 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
             block,
         )
     producer = writers[0]
-    _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
+    copied_init = _is_init_block_copied(producer, store, buffer)
+    if not copied_init:
+        _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")
     _check_not_output(state, producer, buffer, action)
     _check_no_opaque_access(scope, buffer, block, action)
-    readers = [b.name for b in child_blocks(scope) if b is not block and _reads_buffer(b, buffer)]
+    others = [b for b in child_blocks(scope) if b is not block and not (copied_init and b is producer)]
+    readers = [b.name for b in others if _reads_buffer(b, buffer)]
     if readers:
         raise OtherConsumersError(
             f"can't {action}: block {readers[0]} also reads {buffer.name}, which would no longer be "
@@ -456,12 +522,45 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
             "one element of the producer per point.",
             block,
         )
-    consumer_to_producer, image = _consumer_iterators(
+    consumer_to_producer, image, inside = _consumer_iterators(
         block, loads[0].indices, producer_store.indices, "reads " + buffer.name
     )
     _check_free_vars(state, block, store, "store")
-    conditions = _coverage_predicate(block, producer, producer_store, image)
+    conditions = _coverage_predicate(block, producer, producer_store, image) + inside
     return scope, buffer, producer, producer_store, store, consumer_to_producer, conditions, realize
+
+
+def _is_init_block_copied(producer: Block, consumer_store, buffer: Buffer) -> bool:
+    """A producer with ``T.init()`` but only spatial iterators (each instance initializes its
+    element, then updates it once) whose consumer copies the element as it is: inlining moves
+    both stores, and the update's read of its own element, to the consumer's buffer (TVM's case
+    of a batch matmul of reduction extent 1 followed by a transpose)."""
+    init, update = producer.init, producer.body
+    if not (
+        isinstance(init, BufferStore)
+        and isinstance(update, BufferStore)
+        and init.buffer is buffer
+        and update.buffer is buffer
+        and all(iv.kind is IterKind.SPATIAL for iv in producer.iter_vars)
+        and isinstance(consumer_store, BufferStore)
+        and isinstance(consumer_store.value, BufferLoad)
+        and consumer_store.value.buffer is buffer
+    ):
+        return False
+    own = update.indices
+    return structural_equal(init.indices, own) and all(
+        structural_equal(load.indices, own) for load in loads_of(update.value, buffer)
+    )
+
+
+def substitute_buffer_loads(expr: PrimExpr, buffer: Buffer, load: BufferLoad) -> PrimExpr:
+    """``expr`` with every load of ``buffer`` replaced by ``load``."""
+
+    class _Replace(Mutator):
+        def visit_BufferLoad(self, found: BufferLoad):
+            return load if found.buffer is buffer else self.generic_visit(found)
+
+    return _Replace().visit(expr)
 
 
 def _same_indices(loads: list[BufferLoad]) -> bool:
@@ -474,10 +573,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     scope, buffer, producer, producer_store, store, consumer_to_producer, conditions, realize = (
         _plan_reverse_inline(state, block)
     )
-    analyzer = Analyzer()
-    for iv in producer.iter_vars:
-        analyzer.bind(iv.var, iv.dom)
-    consumer_to_producer = {v: analyzer.simplify(e) for v, e in consumer_to_producer.items()}
+    consumer_to_producer = {v: Analyzer().simplify(e) for v, e in consumer_to_producer.items()}
 
     class _FromProducer(Mutator):
         def visit_BufferLoad(self, load: BufferLoad):
@@ -486,7 +582,14 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
 
     value = _FromProducer().visit(substitute(store.value, consumer_to_producer))
     indices = tuple(substitute(i, consumer_to_producer) for i in store.indices)
-    new_producer = with_inferred_regions(replace(producer, body=BufferStore(store.buffer, value, indices)))
+    init = None
+    if producer.init is not None:  # a copied init block: its element now lives in the consumer's buffer
+        target = BufferLoad(store.buffer, indices)
+        value = substitute_buffer_loads(value, buffer, target)
+        init = BufferStore(store.buffer, producer.init.value, indices)
+    new_producer = with_inferred_regions(
+        replace(producer, body=BufferStore(store.buffer, value, indices), init=init)
+    )
     producer_realize = state.realize_of(producer)
     new_realize = replace(
         producer_realize, block=new_producer, predicate=_new_predicate(producer_realize, conditions)
@@ -566,10 +669,12 @@ class ComputeInlineMethods:
         - the consumer is a single store without ``T.init()``, reduction iterators
           or ``T.where``, and reads exactly one buffer ``B`` that its scope produces,
           at one index tuple of distinct block iterators, or of an affine bijection of
-          them onto a box (``B[vg * 6 + vr, vc]``), as in TVM;
+          them onto a box (``B[vg * 6 + vr, vc]``, also one that only covers part of
+          the box, ``B[c // 4, c % 4]`` with ``c < 7``), as in TVM;
         - ``B`` has exactly one producer, an elementwise (non-reduction) block whose
-          body is one store to ``B``; ``B`` is not a function parameter and no
-          other block reads it;
+          body is one store to ``B`` (or, when the consumer only copies the element, a
+          block with ``T.init()`` and spatial iterators only, as TVM allows); ``B`` is
+          not a function parameter and no other block reads it;
         - the producer writes every element the consumer reads (where it writes
           more, the producer gets a ``T.where`` predicate).
 

@@ -82,6 +82,14 @@ class NotFoundError(ScheduleError):
     """No block of that name, or a handle of the wrong kind."""
 
 
+class UnknownHandleError(StaleHandleError, NotFoundError, IndexError):
+    """A handle this schedule does not hold: forgotten by ``remove_rv`` or made by another
+    schedule. Also an IndexError, as TVM's symbol-table lookup raises."""
+
+
+FORGOTTEN_BY_REMOVE_RV = "the handle was removed by remove_rv"
+
+
 class BlockNameNotFoundError(NotFoundError):
     """get_block of a name no block of the function has."""
 

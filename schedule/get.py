@@ -13,7 +13,7 @@ from tir import Block, BufferStore, For
 from tir.functor import post_order_visit
 
 from .analysis import child_blocks, consumers_of, producers_of, realizes_under, writes_outside_scope
-from .errors import ArgumentError, BlockNameNotFoundError, NotFoundError, describe
+from .errors import FORGOTTEN_BY_REMOVE_RV, ArgumentError, BlockNameNotFoundError, NotFoundError, describe
 from .instruction import BlockRV, ExprRV, LoopRV, primitive
 from .state import ScheduleState, StateIndex
 
@@ -237,11 +237,11 @@ class GetMethods:
         >>> sch.get(block)
         Traceback (most recent call last):
         ...
-        schedule.errors.StaleHandleError: the handle was removed by remove_rv
+        schedule.errors.UnknownHandleError: the handle was removed by remove_rv
         """
         self._run("remove_rv", rv=rv)
         del self._keys[rv]
-        self._removed[rv] = "the handle was removed by remove_rv"
+        self._removed[rv] = FORGOTTEN_BY_REMOVE_RV
 
 
 for _method in vars(GetMethods).values():

@@ -280,17 +280,18 @@ def split(
     new_vars = [Var(f"{old_var.name}_{position}", dtype) for position in range(len(sizes))]
     analyzer = _outer_analyzer(state, loop, preserve_unit_iters)
     extents = _split_extents(analyzer, loop.extent, sizes, dtype)
-    fused: PrimExpr = IntImm(0, dtype)
+    horner: PrimExpr = IntImm(0, dtype)
     for var, size in zip(new_vars, extents):
         _bind_loop(analyzer, var, IntImm(0, dtype), size, preserve_unit_iters)
-        fused = fused * size + var
-    fused = analyzer.simplify(fused)
+        horner = horner * size + var
+    fused = analyzer.simplify(horner)
     # The new loops cover [0, product) exactly, so they stay in range iff the product is the extent
-    # (for a symbolic extent, when the analyzer proves the guard, as TVM).
+    # (for a symbolic extent, when the analyzer proves the guard, as TVM). The guard keeps the
+    # nested form TVM prints, `(i0 * 2 + i1) * 3 + i2 < 128`.
     exact = not symbolic and prod(sizes) == loop.extent.value
     if symbolic:  # n * 32 split by 32: the inferred n times 32 is the extent itself
         exact = analyzer.can_prove_equal(prod(extents), op.cast(dtype, loop.extent))
-    guard = op.lt(fused, op.cast(dtype, loop.extent))
+    guard = op.lt(horner, op.cast(dtype, loop.extent))
     needed = not (exact or disable_predication or (symbolic and analyzer.can_prove(guard)))
     predicate = guard if needed else None
 

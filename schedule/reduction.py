@@ -22,6 +22,7 @@ from tir import (
     BufferStore,
     For,
     ForKind,
+    IntImm,
     IterKind,
     IterVar,
     LetStmt,
@@ -44,6 +45,7 @@ from .analysis import child_blocks
 from .block_properties import REDUCTION_CONDITIONS, check_stage_pipeline, reduction_block_problem
 from .errors import ScheduleError
 from .instruction import BlockRV, LoopRV, primitive
+from .rfactor_reducer import Reducer, ReducerPatternError, arg_reducer, single_store_reducer
 from .state import ScheduleState
 
 # ---------------------------------------------------------------- errors
@@ -83,10 +85,6 @@ class MixedLoopError(ScheduleError):
 
 class LoopStructureError(ScheduleError):
     """rfactor: the loop nest around the block is not a plain reduction nest."""
-
-
-class ReducerPatternError(ScheduleError):
-    """rfactor: the update is not ``C = C + x``, ``C * x``, ``max(C, x)`` or ``min(C, x)``."""
 
 
 class InitNotIdentityError(ScheduleError):
@@ -282,12 +280,10 @@ def _without_lets(stmt):
     return substitute(stmt, bindings) if bindings else stmt
 
 
-def _match_reduction(block: Block) -> tuple[type, PrimExpr, BufferStore, BufferStore]:
+def _match_reduction(block: Block) -> Reducer:
     update, init = _without_lets(block.body), block.init
     if not isinstance(update, BufferStore) or not isinstance(init, BufferStore):
-        raise ReducerPatternError(
-            f"can't rfactor block {block.name}: its init and body must each be a single store.", block
-        )
+        return arg_reducer(block)
     kind, rhs = match_reducer(update)
     same_target = init.buffer is update.buffer and all(
         structural_equal(a, b) for a, b in zip(init.indices, update.indices)
@@ -300,7 +296,7 @@ def _match_reduction(block: Block) -> tuple[type, PrimExpr, BufferStore, BufferS
             block,
         )
     _check_identity(block, kind, init)
-    return kind, rhs, update, init
+    return single_store_reducer(kind, rhs, update, init)
 
 
 # ---------------------------------------------------------------- rfactor
@@ -310,6 +306,10 @@ def _touched_loops(realize: BlockRealize, kind: IterKind) -> set[Var]:
     """Variables (loop variables among them) in the bindings of the iterators of ``kind``."""
     values = [v for iv, v in zip(realize.block.iter_vars, realize.iter_values) if iv.kind is kind]
     return set().union(*(collect_vars(v) for v in values))
+
+
+def _is_unit_loop(loop: For) -> bool:
+    return isinstance(loop.extent, IntImm) and loop.extent.value == 1
 
 
 def _check_rfactor_loops(
@@ -329,7 +329,10 @@ def _check_rfactor_loops(
             "needs a loop of the reduction (like k or k_1 after a split).",
             rf_loop,
         )
-    if rf_loop.loop_var not in reduce_loops:
+    # A loop of extent 1 that drives no iterator is accepted as TVM accepts it: its partial
+    # buffer has one slot (a longer unbound loop would run the same reduction steps again).
+    unit_unbound = _is_unit_loop(rf_loop) and rf_loop.loop_var not in spatial_loops
+    if rf_loop.loop_var not in reduce_loops and not unit_unbound:
         raise NotReductionLoopError(
             f"can't rfactor loop {name}: no reduction iterator of block {block.name} depends on it.",
             rf_loop,
@@ -414,29 +417,44 @@ def _vars_in_order(expr: PrimExpr) -> list[Var]:
     return found
 
 
-def _rf_block(plan: _RFactorPlan, block: Block, rf_buffer: Buffer, kind, rhs, update, init) -> Block:
-    indices = plan.rf_indices(update.indices, plan.rf_var)
-    load = BufferLoad(rf_buffer, indices)
+def _rf_block(plan: _RFactorPlan, block: Block, rf_buffers: list[Buffer], reducer: Reducer) -> Block:
+    indices = plan.rf_indices(reducer.indices, plan.rf_var)
+    rf_of = dict(zip(reducer.buffers, rf_buffers))
 
     def region(r: BufferRegion) -> BufferRegion:
-        if r.buffer is not update.buffer:
+        if r.buffer not in rf_of:
             return substitute(r, plan.old_to_new)
         dims = list(r.region)
         dims.insert(plan.factor_axis, Range(plan.rf_var, const(1, plan.rf_var.dtype)))
-        return substitute(BufferRegion(rf_buffer, tuple(dims)), plan.old_to_new)
+        return substitute(BufferRegion(rf_of[r.buffer], tuple(dims)), plan.old_to_new)
 
+    if not any(iv.kind is IterKind.REDUCE for iv in plan.rf_iters):
+        # Every reduction loop became the rfactor loop: each partial result is one term, stored
+        # as it is (TVM's form; no init, no read of the partial buffers).
+        return Block(
+            name=block.name + "_rf",
+            iter_vars=tuple(plan.rf_iters),
+            reads=tuple(region(r) for r in block.reads if r.buffer not in rf_of),
+            writes=tuple(region(w) for w in block.writes),
+            body=substitute(reducer.store(rf_buffers, indices, reducer.incoming), plan.old_to_new),
+            annotations=dict(block.annotations),
+        )
+    partials = [BufferLoad(b, indices) for b in rf_buffers]
     return Block(
         name=block.name + "_rf",
         iter_vars=tuple(plan.rf_iters),
         reads=tuple(region(r) for r in block.reads),
         writes=tuple(region(w) for w in block.writes),
-        body=substitute(BufferStore(rf_buffer, kind(load, rhs), indices), plan.old_to_new),
-        init=substitute(BufferStore(rf_buffer, init.value, indices), plan.old_to_new),
+        body=substitute(
+            reducer.store(rf_buffers, indices, reducer.combine(partials, list(reducer.incoming))),
+            plan.old_to_new,
+        ),
+        init=substitute(reducer.init_stores(rf_buffers, indices), plan.old_to_new),
         annotations=dict(block.annotations),
     )
 
 
-def _write_back(plan, realize: BlockRealize, rf_loop: For, rf_buffer: Buffer, kind, update, init):
+def _write_back(plan, realize: BlockRealize, rf_loop: For, rf_buffers: list[Buffer], reducer: Reducer):
     block = realize.block
     wb_rf_var = Var(plan.rf_var.name, plan.rf_var.dtype)
     iters = [IterVar(wb_rf_var, Range(rf_loop.min, rf_loop.extent), IterKind.REDUCE)]
@@ -447,15 +465,16 @@ def _write_back(plan, realize: BlockRealize, rf_loop: For, rf_buffer: Buffer, ki
             var_map[iv.var] = Var(iv.var.name, iv.var.dtype)
             iters.append(IterVar(var_map[iv.var], iv.dom, iv.kind))
             values.append(value)
-    indices = tuple(substitute(i, var_map) for i in update.indices)
-    partial = BufferLoad(rf_buffer, plan.rf_indices(indices, wb_rf_var))
+    indices = tuple(substitute(i, var_map) for i in reducer.indices)
+    partials = [BufferLoad(b, plan.rf_indices(indices, wb_rf_var)) for b in rf_buffers]
+    outputs = [BufferLoad(b, indices) for b in reducer.buffers]
     wb_block = Block(
         name=block.name,
         iter_vars=tuple(iters),
-        reads=(_point_region(partial),),
-        writes=(_point_region(BufferLoad(update.buffer, indices)),),
-        body=BufferStore(update.buffer, kind(BufferLoad(update.buffer, indices), partial), indices),
-        init=BufferStore(update.buffer, substitute(init.value, var_map), indices),
+        reads=tuple(_point_region(p) for p in partials),
+        writes=tuple(_point_region(o) for o in outputs),
+        body=reducer.store(reducer.buffers, indices, reducer.combine(outputs, partials)),
+        init=substitute(reducer.init_stores(reducer.buffers, indices), var_map),
         annotations=dict(block.annotations),
     )
     return BlockRealize(tuple(values), const(True), wb_block)
@@ -515,17 +534,19 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             block,
         )
     _check_rfactor_loops(state, block, loops, loop, spatial_loops, reduce_loops)
-    kind, rhs, update, init = _match_reduction(block)
-    axis = _check_factor_axis(block, update.buffer, factor_axis)
+    reducer = _match_reduction(block)
+    axis = _check_factor_axis(block, reducer.buffers[0], factor_axis)
 
-    buffer = update.buffer
-    rf_shape = list(buffer.shape)
-    rf_shape.insert(axis, loop.extent)
-    rf_buffer = Buffer(state.unique_name(buffer.name + "_rf"), tuple(rf_shape), buffer.dtype, buffer.scope)
+    rf_buffers = []
+    for buffer in reducer.buffers:
+        rf_shape = list(buffer.shape)
+        rf_shape.insert(axis, loop.extent)
+        rf_buffers.append(
+            Buffer(state.unique_name(buffer.name + "_rf"), tuple(rf_shape), buffer.dtype, buffer.scope)
+        )
     plan = _RFactorPlan(realize, loop, loops, axis)
     rf_block = replace(
-        _rf_block(plan, block, rf_buffer, kind, rhs, update, init),
-        name=state.unique_name(block.name + "_rf"),
+        _rf_block(plan, block, rf_buffers, reducer), name=state.unique_name(block.name + "_rf")
     )
     loop_map = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in loops}
     rf_realize = BlockRealize(
@@ -534,7 +555,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         rf_block,
     )
     rf_nest = _nest(loops, rf_realize, loop_map)
-    wb_realize = _write_back(plan, realize, loop, rf_buffer, kind, update, init)
+    wb_realize = _write_back(plan, realize, loop, rf_buffers, reducer)
     keep = {lp.loop_var for lp in loops if lp is loop or lp.loop_var not in reduce_loops}
     # The write-back keeps the guard of a non-divisible split of its spatial loops (else it runs past them).
     dropped = {lp.loop_var for lp in loops} - keep
@@ -543,7 +564,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     scope = state.parent_block(realize)
     state.replace({loops[0]: seq(rf_nest, wb_nest)})
     scope = state.index.blocks[scope.name]
-    state.replace({scope: replace(scope, alloc_buffers=scope.alloc_buffers + (rf_buffer,))})
+    state.replace({scope: replace(scope, alloc_buffers=scope.alloc_buffers + tuple(rf_buffers))})
     return rf_block
 
 
@@ -628,8 +649,10 @@ class ReductionMethods:
         ------------
         - ``loop`` is a serial loop enclosing exactly one block, a reduction block
           whose update is ``C = C + x``, ``C * x``, ``T.max(C, x)`` or ``T.min(C, x)``
-          (a sum starts from 0, a product from 1);
-        - ``loop`` feeds a reduction iterator of the block and no spatial one; no
+          (a sum starts from 0, a product from 1), or an argmax/argmin over two
+          buffers (schedule/rfactor_reducer.py: both get a partial buffer);
+        - ``loop`` feeds a reduction iterator of the block and no spatial one (or is a
+          loop of extent 1 that feeds none, as TVM allows: one partial slot); no
           loop feeds both kinds; the block is the first block under its outermost
           loop, and its outermost reduction loop holds only it;
         - ``factor_axis`` is in ``[-(ndim + 1), ndim]`` for ``C``'s ``ndim``.
@@ -657,29 +680,33 @@ class ReductionMethods:
         ... ''')
         >>> sch = Schedule(func)
         >>> i, k = sch.get_loops(sch.get_block("B"))
-        >>> rf = sch.rfactor(k, 0)
+        >>> k_0, k_1 = sch.split(k, [2, 4])
+        >>> rf = sch.rfactor(k_1, 0)
         >>> print(sch.mod["main"].script())
         # from tir import T
         <BLANKLINE>
         @T.prim_func
         def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
             # with T.block("root"):
-            B_rf = T.alloc_buffer((8, 4))
-            for i, k in T.grid(4, 8):
+            B_rf = T.alloc_buffer((4, 4))
+            for i, k_0, k_1 in T.grid(4, 2, 4):
                 with T.block("B_rf"):
-                    vk, vi = T.axis.remap("SS", [k, i])
-                    T.reads(A[vi, vk])
-                    T.writes(B_rf[vk, vi])
+                    vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
+                    T.reads(A[vi, vk_0 * 4 + vk_1])
+                    T.writes(B_rf[vk_1, vi])
                     with T.init():
-                        B_rf[vk, vi] = T.float32(0.0)
-                    B_rf[vk, vi] = B_rf[vk, vi] + A[vi, vk]
-            for i_1, k_1 in T.grid(4, 8):
+                        B_rf[vk_1, vi] = T.float32(0.0)
+                    B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
+            for i_1, k_1_1 in T.grid(4, 4):
                 with T.block("B"):
-                    vk_1, vi_1 = T.axis.remap("RS", [k_1, i_1])
-                    T.reads(B_rf[vk_1, vi_1])
+                    vk_1_1, vi_1 = T.axis.remap("RS", [k_1_1, i_1])
+                    T.reads(B_rf[vk_1_1, vi_1])
                     T.writes(B[vi_1])
                     with T.init():
                         B[vi_1] = T.float32(0.0)
-                    B[vi_1] = B[vi_1] + B_rf[vk_1, vi_1]
+                    B[vi_1] = B[vi_1] + B_rf[vk_1_1, vi_1]
+
+        When ``loop`` is the block's only reduction loop, each partial result is one term:
+        ``B_rf`` is then stored without an init (``B_rf[vk, vi] = A[vi, vk]``), as in TVM.
         """
         return self._run("rfactor", loop=loop, factor_axis=factor_axis)

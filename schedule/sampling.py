@@ -314,7 +314,8 @@ class SamplingMethods:
 
         Requirements
         ------------
-        - the extent of ``loop`` is a constant; ``n >= 1``;
+        - ``n >= 1``; a loop of symbolic extent is tiled ``[None, 1, ..., 1]`` (TVM's
+          fallback: None where ``split`` infers the factor, so the loop keeps its extent);
         - a replayed ``decision`` has ``n`` positive factors multiplying to the
           extent, the last at most ``max_innermost_factor``.
 
@@ -358,13 +359,15 @@ class SamplingMethods:
                     T.writes(B[vi])
                     B[vi] = A[vi] + T.float32(1.0)
         """
-        return self._run(
+        tiles = self._run(
             "sample_perfect_tile",
             loop=loop,
             n=n,
             max_innermost_factor=max_innermost_factor,
             decision=decision,
         )
+        # TVM's return for a loop of symbolic extent: None where split infers the factor (-1).
+        return [None if self._keys.get(t) == -1 else t for t in tiles]
 
     def sample_categorical(
         self, candidates: list[int], probs: list[float], decision: int | None = None

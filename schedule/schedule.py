@@ -30,7 +30,15 @@ from .cache_read_write import CacheReadWriteMethods
 from .compute_at import ComputeAtMethods
 from .compute_inline import ComputeInlineMethods
 from .decompose_padding import DecomposePaddingMethods
-from .errors import ERROR_RENDER_LEVELS, ArgumentError, NotFoundError, ScheduleError, StaleHandleError
+from .errors import (
+    ERROR_RENDER_LEVELS,
+    FORGOTTEN_BY_REMOVE_RV,
+    ArgumentError,
+    NotFoundError,
+    ScheduleError,
+    StaleHandleError,
+    UnknownHandleError,
+)
 from .for_kind import ForKindMethods
 from .fuse_epilogue import FuseEpilogueMethods
 from .get import GetMethods
@@ -110,8 +118,11 @@ class Schedule(
                 f"Schedule needs an IRModule or a PrimFunc (from @I.ir_module or @T.prim_func), "
                 f"got {type(mod).__name__}"
             )
+        # Several functions and none called "main": as TVM, the schedule is made, and waits for
+        # work_on (or get_block(..., func_name=)) to say which function it works on.
+        self._func_chosen = func_name is not None or "main" in mod.functions or len(mod.functions) == 1
         if func_name is None:
-            func_name = mod.main_name()
+            func_name = mod.main_name() if self._func_chosen else next(iter(mod.functions))
         verify_well_formed(mod, show_script=True)
         self.state = ScheduleState(mod, func_name)
         self.trace = Trace()
@@ -144,6 +155,22 @@ class Schedule(
         """Make ``func_name`` the function later primitives apply to."""
         self.state.mod[func_name]  # raises a clear KeyError
         self.state.func_name = func_name
+        self._func_chosen = True
+
+    @property
+    def func_working_on(self) -> str | None:
+        """TVM's name: the function primitives apply to (None until one is chosen)."""
+        return self.state.func_name if self._func_chosen else None
+
+    def _check_func_chosen(self, kind: str, args: dict) -> None:
+        if self._func_chosen or (kind == "get_block" and args.get("func_name")):
+            self._func_chosen = True
+            return
+        raise ValueError(
+            f"the schedule does not know which function to be working on: the module has functions "
+            f"{', '.join(self.state.mod.functions)} and none is called 'main'. Call "
+            "sch.work_on(name) first, or pass get_block(..., func_name=name)"
+        )
 
     def copy(self) -> Schedule:
         """An independent schedule with the same module, handles, trace and random state."""
@@ -157,6 +184,7 @@ class Schedule(
         other._origin = self._origin
         other._error_render_level = self._error_render_level
         other._checkpoints = dict(self._checkpoints)
+        other._func_chosen = self._func_chosen
         return other
 
     def replay_prefix(self, mod: IRModule | PrimFunc, position: int) -> Schedule | None:
@@ -264,8 +292,9 @@ class Schedule(
     def _resolve_rv(self, rv: _RV):
         if rv not in self._keys:
             if rv in self._removed:
-                raise StaleHandleError(self._removed[rv])
-            raise NotFoundError(f"{rv!r} does not belong to this schedule")
+                message = self._removed[rv]
+                raise (UnknownHandleError if message == FORGOTTEN_BY_REMOVE_RV else StaleHandleError)(message)
+            raise UnknownHandleError(f"{rv!r} does not belong to this schedule")
         key = self._keys[rv]
         if isinstance(rv, ExprRV):
             return key
@@ -314,6 +343,7 @@ class Schedule(
     def _run(self, kind: str, **args):
         """Apply primitive ``kind`` with ``args`` (handles allowed), record it, return handles."""
         prim = PRIMITIVES[kind]
+        self._check_func_chosen(kind, args)
         saved_mod = self.state.mod
         # Only a sampling primitive draws from the generator, so only it needs the state kept.
         saved_rng = self._rng.getstate() if prim.sampling else None

@@ -70,6 +70,14 @@ class Instruction:
         return id(self)
 
 
+class IntDecision(int):
+    """An integer decision as TVM hands it out (an Integer: ``.value`` is the int)."""
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
 class Decisions(dict):
     """Instruction index -> decision, for every sampling instruction. TVM's key, the instruction
     itself (``trace.decisions[trace.insts[-1]]``), finds the same entry."""
@@ -80,7 +88,9 @@ class Decisions(dict):
 
     def __getitem__(self, key):
         if isinstance(key, Instruction):
-            key = self._positions.get(id(key), key)
+            decision = super().__getitem__(self._positions.get(id(key), key))
+            # TVM's decisions are Integer objects: `trace.decisions[inst].value` reads one.
+            return IntDecision(decision) if type(decision) is int else decision
         return super().__getitem__(key)
 
     def __contains__(self, key) -> bool:

@@ -122,6 +122,11 @@ class IRModule(_Printable):
             "name the one to use 'main' (or pass its name, e.g. func_name=)"
         )
 
+    def get_global_var(self, name: str) -> str:
+        """TVM's handle of a function of the module; here its name (checked to exist)."""
+        self[name]  # noqa: B018 - raises a KeyError listing the functions
+        return name
+
     def main_function(self) -> PrimFunc:
         """The function named by :meth:`main_name`."""
         return self.functions[self.main_name()]

@@ -70,6 +70,10 @@ class Evaluate(Stmt):
 class SeqStmt(Stmt):
     seq: tuple[Stmt, ...]
 
+    def __getitem__(self, index: int) -> Stmt:
+        """TVM's ``seq_stmt[i]``: the i-th statement."""
+        return self.seq[index]
+
 
 @node
 class IfThenElse(Stmt):

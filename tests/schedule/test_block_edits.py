@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tir
-from schedule import Schedule, StaleHandleError
+from schedule import Schedule, StaleHandleError, UnknownHandleError
 from schedule.block_iters import IterOrderError
 from schedule.index_maps import BufferIndexError
 from schedule.set_dtype import SetDtypeBufferError
@@ -116,6 +116,19 @@ def test_remove_rv_forgets_the_handle_and_replays():
     assert sch.get(block).name == "B"
     verify_trace_roundtrip(sch, staged)
     assert "sch.remove_rv(rv=l1)" in sch.trace.as_python()
+
+
+def test_a_forgotten_or_foreign_handle_is_an_index_error_as_in_tvm():
+    sch = Schedule(staged)
+    other = Schedule(staged)
+    foreign = other.get_block("B")
+    block = sch.get_block("B")
+    sch.remove_rv(block)
+    for handle in (block, foreign):
+        with pytest.raises(IndexError):
+            sch.get(handle)
+    with pytest.raises(UnknownHandleError, match="does not belong to this schedule"):
+        sch.get(foreign)
 
 
 # ---------------------------------------------------------------- unsafe_set_dtype

@@ -728,3 +728,116 @@ def test_inlining_refuses_a_buffer_reached_through_a_pointer():
     assert_fails_unchanged(
         sch, OpaqueAccessError, "B.access_ptr", sch.reverse_compute_inline, sch.get_block("shift")
     )
+
+
+@T.prim_func
+def unit_row_add(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for i, j in T.grid(1, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(1, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def unit_row_add_reverse_inlined(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    for i, j in T.grid(1, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+def test_reverse_inline_keeps_an_iterator_of_extent_one_in_the_store():
+    # The consumer's indices are rewritten in the producer's iterators without folding vi (of
+    # extent 1) to 0: the store names the same element as its read, as TVM writes it.
+    sch = Schedule(unit_row_add)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    tir.assert_structural_equal(sch.mod["main"], unit_row_add_reverse_inlined)
+    verify_trace_roundtrip(sch, unit_row_add)
+    assert_same_numbers(unit_row_add, sch.mod["main"])
+
+
+@T.prim_func
+def tiles_read_short(A: T.Buffer((8,), "float32"), C: T.Buffer((7,), "float32")):
+    B = T.alloc_buffer((2, 4))
+    for t, e in T.grid(2, 4):
+        with T.block("B"):
+            vt, ve = T.axis.remap("SS", [t, e])
+            B[vt, ve] = A[vt * 4 + ve] * T.float32(2)
+    for c in range(7):
+        with T.block("C"):
+            vc = T.axis.spatial(7, c)
+            C[vc] = B[vc // 4, vc % 4] + T.float32(1)
+
+
+@T.prim_func
+def tiles_read_short_reverse_inlined(A: T.Buffer((8,), "float32"), C: T.Buffer((7,), "float32")):
+    for t, e in T.grid(2, 4):
+        with T.block("B"):
+            vt, ve = T.axis.remap("SS", [t, e])
+            T.where(t * 4 + e < 7)
+            C[ve + vt * 4] = A[vt * 4 + ve] * T.float32(2) + T.float32(1)
+
+
+def test_reverse_inline_of_a_read_that_is_one_to_one_but_not_onto_guards_the_producer():
+    # c < 7 reads 7 of the 8 tile elements: the read is inverted over c padded to 8, and the
+    # producer writes C only where the inverse lies inside c's domain.
+    sch = Schedule(tiles_read_short)
+    sch.reverse_compute_inline(sch.get_block("C"))
+    tir.assert_structural_equal(sch.mod["main"], tiles_read_short_reverse_inlined)
+    verify_trace_roundtrip(sch, tiles_read_short)
+    assert_same_numbers(tiles_read_short, sch.mod["main"])
+
+
+@T.prim_func
+def scaled_rows_then_transpose(
+    A: T.Buffer((4, 6), "float32"), s: T.Buffer((4,), "float32"), D: T.Buffer((6, 4), "float32")
+):
+    B = T.alloc_buffer((4, 6))
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.init():
+                B[vi, vj] = T.float32(0)
+            B[vi, vj] = B[vi, vj] + s[vi] * A[vi, vj]
+    for j, i in T.grid(6, 4):
+        with T.block("D"):
+            vj, vi = T.axis.remap("SS", [j, i])
+            D[vj, vi] = B[vi, vj]
+
+
+@T.prim_func
+def scaled_rows_then_transpose_reverse_inlined(
+    A: T.Buffer((4, 6), "float32"), s: T.Buffer((4,), "float32"), D: T.Buffer((6, 4), "float32")
+):
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.init():
+                D[vj, vi] = T.float32(0)
+            D[vj, vi] = D[vj, vi] + s[vi] * A[vi, vj]
+
+
+def test_reverse_inline_of_a_copy_into_a_block_with_init_and_spatial_iterators_only():
+    # Each instance of B initializes its element and updates it once, so a consumer that copies
+    # the element can take both stores over (TVM's batch matmul of reduction extent 1).
+    sch = Schedule(scaled_rows_then_transpose)
+    sch.reverse_compute_inline(sch.get_block("D"))
+    tir.assert_structural_equal(sch.mod["main"], scaled_rows_then_transpose_reverse_inlined)
+    verify_trace_roundtrip(sch, scaled_rows_then_transpose)
+    assert_same_numbers(scaled_rows_then_transpose, sch.mod["main"])
+
+
+def test_reverse_inline_into_a_block_with_init_refuses_a_consumer_that_is_not_a_copy():
+    text = scaled_rows_then_transpose.script().replace(
+        "D[vj_1, vi_1] = B[vi_1, vj_1]", "D[vj_1, vi_1] = B[vi_1, vj_1] * T.float32(2.0)"
+    )
+    assert "* T.float32(2.0)" in text
+    sch = Schedule(tir.parse(text))
+    assert_fails_unchanged(
+        sch, ReductionInlineError, "T.init()", sch.reverse_compute_inline, sch.get_block("D")
+    )

@@ -26,11 +26,12 @@ def pad_1d_decomposed(x: T.Buffer((12,), "int32"), y: T.Buffer((18,), "int32")):
             T.reads()
             T.writes(y[vi])
             y[vi] = 7
-    for i in range(18):
+    for i in range(12):
         with T.block("y"):
-            vi = T.axis.spatial(18, i)
-            T.where(i >= 3 and i < 15)
-            y[vi] = x[vi - 3]
+            vi = T.axis.spatial(12, i)
+            T.reads(x[vi])
+            T.writes(y[vi + 3])
+            y[vi + 3] = x[vi]
 
 
 @T.prim_func
@@ -132,3 +133,81 @@ def test_can_decompose_padding_answers_without_recording_and_refuses_a_trivial_c
     recorded = len(sch.trace)
     assert not sch.can_decompose_padding("B", loop)
     assert len(sch.trace) == recorded
+
+
+@T.prim_func
+def pad_2d_tiled(x: T.Buffer((10, 10), "float32"), y: T.Buffer((14, 14), "float32")):
+    for h_0, h_1, w in T.grid(2, 7, 14):
+        with T.block("y"):
+            vh = T.axis.spatial(14, h_0 * 7 + h_1)
+            vw = T.axis.spatial(14, w)
+            y[vh, vw] = T.if_then_else(
+                vh >= 2 and vh < 12 and vw >= 2 and vw < 12, x[vh - 2, vw - 2], T.float32(-1)
+            )
+
+
+@T.prim_func
+def pad_2d_tiled_decomposed(x: T.Buffer((10, 10), "float32"), y: T.Buffer((14, 14), "float32")):
+    for h_0 in range(2):
+        for h_1, w in T.grid(7, 14):
+            with T.block("y_pad_const"):
+                vh = T.axis.spatial(14, h_0 * 7 + h_1)
+                vw = T.axis.spatial(14, w)
+                T.reads()
+                T.writes(y[vh, vw])
+                y[vh, vw] = T.float32(-1)
+        for h_1, w in T.grid(7, 10):
+            with T.block("y"):
+                vh = T.axis.spatial(10, h_0 * 7 + h_1 - 2)
+                vw = T.axis.spatial(10, w)
+                T.where(h_0 * 7 + h_1 >= 2 and h_0 * 7 + h_1 < 12)
+                T.reads(x[vh, vw])
+                T.writes(y[vh + 2, vw + 2])
+                y[vh + 2, vw + 2] = x[vh, vw]
+
+
+def test_decompose_padding_shrinks_the_loops_it_can_and_predicates_the_others():
+    # w drives vw alone: its loop shrinks to the 10 in-bound columns; vh is bound to a split
+    # expression, so it keeps its loops and the rows are guarded by T.where.
+    sch = Schedule(pad_2d_tiled)
+    block = sch.get_block("y")
+    sch.decompose_padding(block, sch.get_loops(block)[1])
+    tir.assert_structural_equal(sch.mod["main"], pad_2d_tiled_decomposed)
+    verify_trace_roundtrip(sch, pad_2d_tiled)
+    assert_same_numbers(pad_2d_tiled, sch.mod["main"])
+
+
+@T.prim_func
+def pad_under_a_shorter_loop(x: T.Buffer((12,), "int32"), y: T.Buffer((18,), "int32")):
+    for i in range(10):
+        with T.block("y"):
+            vi = T.axis.spatial(18, i)
+            y[vi] = T.if_then_else(vi >= 3 and vi < 15, x[vi - 3], 7)
+
+
+@T.prim_func
+def pad_next_to_a_sibling(
+    x: T.Buffer((12,), "int32"), y: T.Buffer((18,), "int32"), z: T.Buffer((18,), "int32")
+):
+    for i in range(18):
+        with T.block("y"):
+            vi = T.axis.spatial(18, i)
+            y[vi] = T.if_then_else(vi >= 3 and vi < 15, x[vi - 3], 7)
+        with T.block("z"):
+            vi = T.axis.spatial(18, i)
+            z[vi] = vi
+
+
+def test_decompose_padding_keeps_a_loop_that_covers_less_than_the_domain_or_holds_siblings():
+    # Shrinking i to [3, 15) would write elements 10..14 that the loop never reached, or cut
+    # the sibling block z short: both keep their loop and predicate the copy instead.
+    for func in (pad_under_a_shorter_loop, pad_next_to_a_sibling):
+        sch = Schedule(func)
+        block = sch.get_block("y")
+        sch.decompose_padding(block, sch.get_loops(block)[0])
+        assert (
+            sch.get(sch.get_loops(sch.get_block("y"))[0]).extent.value
+            == sch.get(sch.get_loops("y_pad_const")[0]).extent.value
+        )
+        verify_trace_roundtrip(sch, func)
+        assert_same_numbers(func, sch.mod["main"])

@@ -90,7 +90,7 @@ def scale_split_three_predicate(A: T.Buffer((1000,), "float32"), B: T.Buffer((10
     for i_0, i_1, i_2 in T.grid(3, 7, 50):
         with T.block("B"):
             vi = T.axis.spatial(1000, i_0 * 350 + i_1 * 50 + i_2)
-            T.where(i_0 * 350 + i_1 * 50 + i_2 < 1000)
+            T.where((i_0 * 7 + i_1) * 50 + i_2 < 1000)
             B[vi] = A[vi] * T.float32(3)
 
 
@@ -150,7 +150,7 @@ def matmul_fuse_three(
     for i_j_k_fused in range(32768):
         with T.block("C"):
             vi = T.axis.spatial(32, i_j_k_fused // 1024)
-            vj = T.axis.spatial(32, i_j_k_fused // 32 % 32)
+            vj = T.axis.spatial(32, i_j_k_fused % 1024 // 32)
             vk = T.axis.reduce(32, i_j_k_fused % 32)
             with T.init():
                 C[vi, vj] = T.float32(0)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tir
@@ -242,9 +243,7 @@ def matmul_rfactor_k(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "fl
     for i, j, k in T.grid(32, 32, 32):
         with T.block("C_rf"):
             vk, vi, vj = T.axis.remap("SSS", [k, i, j])
-            with T.init():
-                C_rf[vi, vj, vk] = T.float32(0)
-            C_rf[vi, vj, vk] = C_rf[vi, vj, vk] + A[vi, vk] * B[vk, vj]
+            C_rf[vi, vj, vk] = A[vi, vk] * B[vk, vj]
     for i, j, k in T.grid(32, 32, 32):
         with T.block("C"):
             vk, vi, vj = T.axis.remap("RSS", [k, i, j])
@@ -699,3 +698,116 @@ def test_rfactor_reads_an_update_written_through_a_let():
     assert "B_rf[vk1, vi] = B_rf[vk1, vi] + A[vi, vk0 * 4 + vk1]" in sch.mod["main"].script()
     verify_trace_roundtrip(sch, row_sum_through_a_let)
     assert_same_numbers(row_sum_through_a_let, sch.mod)
+
+
+@T.prim_func
+def total_of_a_vector(A: T.Buffer((64,), "float32"), total: T.Buffer((), "float32")):
+    for k in range(64):
+        with T.block("total"):
+            vk = T.axis.reduce(64, k)
+            with T.init():
+                total[()] = T.float32(0)
+            total[()] = total[()] + A[vk]
+
+
+@T.prim_func
+def total_of_a_vector_rfactor(A: T.Buffer((64,), "float32"), total: T.Buffer((), "float32")):
+    total_rf = T.alloc_buffer((64,))
+    for k in range(64):
+        with T.block("total_rf"):
+            vk = T.axis.spatial(64, k)
+            total_rf[vk] = A[vk]
+    for k in range(64):
+        with T.block("total"):
+            vk = T.axis.reduce(64, k)
+            with T.init():
+                total[()] = T.float32(0)
+            total[()] = total[()] + total_rf[vk]
+
+
+def test_rfactor_of_the_only_reduction_loop_stores_each_term():
+    # No reduction iterator is left in the rfactor block: each partial result is a single
+    # term, stored without an init or a read of the partial buffer.
+    sch = Schedule(total_of_a_vector)
+    (k,) = sch.get_loops(sch.get_block("total"))
+    rf = sch.rfactor(k, 0)
+    assert sch.get(rf).init is None
+    tir.assert_structural_equal(sch.func, total_of_a_vector_rfactor)
+    verify_trace_roundtrip(sch, total_of_a_vector)
+    assert_same_numbers(total_of_a_vector, sch.mod)
+
+
+@T.prim_func
+def row_sum_under_a_unit_loop(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k, unit in T.grid(4, 16, 1):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def row_sum_under_a_unit_loop_rfactor(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    B_rf = T.alloc_buffer((1, 4))
+    for i, k, unit in T.grid(4, 16, 1):
+        with T.block("B_rf"):
+            vunit, vi, vk = T.axis.remap("SSR", [unit, i, k])
+            with T.init():
+                B_rf[vunit, vi] = T.float32(0)
+            B_rf[vunit, vi] = B_rf[vunit, vi] + A[vi, vk]
+    for i, unit in T.grid(4, 1):
+        with T.block("B"):
+            vunit, vi = T.axis.remap("RS", [unit, i])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + B_rf[vunit, vi]
+
+
+def test_rfactor_of_a_unit_loop_bound_to_nothing_keeps_one_partial_slot():
+    # As TVM: the loop of extent 1 drives no iterator, so the partial buffer has one slot and
+    # the reduction stays in the rfactor block.
+    sch = Schedule(row_sum_under_a_unit_loop)
+    *_, unit = sch.get_loops(sch.get_block("B"))
+    sch.rfactor(unit, 0)
+    tir.assert_structural_equal(sch.func, row_sum_under_a_unit_loop_rfactor)
+    verify_trace_roundtrip(sch, row_sum_under_a_unit_loop)
+    assert_same_numbers(row_sum_under_a_unit_loop, sch.mod)
+
+
+@T.prim_func
+def row_argmax(
+    V: T.Buffer((8, 64), "float32"), best_at: T.Buffer((8,), "int32"), best: T.Buffer((8,), "float32")
+):
+    for i, k in T.grid(8, 64):
+        with T.block("argmax"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                best_at[vi] = -1
+                best[vi] = T.min_value("float32")
+            v_at: T.int32 = T.Select(best[vi] >= V[vi, vk], best_at[vi], vk)
+            v_best: T.float32 = T.Select(best[vi] >= V[vi, vk], best[vi], V[vi, vk])
+            best_at[vi] = v_at
+            best[vi] = v_best
+
+
+def test_rfactor_of_an_argmax_factors_both_buffers():
+    sch = Schedule(row_argmax)
+    _, k = sch.get_loops(sch.get_block("argmax"))
+    _, k_1 = sch.split(k, [8, 8])
+    rf = sch.rfactor(k_1, 1)
+    assert [b.name for b in sch.mod["main"].body.block.alloc_buffers] == ["best_at_rf", "best_rf"]
+    assert sch.get(rf).init is not None
+    verify_trace_roundtrip(sch, row_argmax)
+    values = np.random.default_rng(4).random((8, 64)).astype("float32")  # no ties
+    at, best = np.zeros(8, "int32"), np.zeros(8, "float32")
+    tir.interpret(sch.mod["main"], values, at, best)
+    np.testing.assert_array_equal(at, values.argmax(axis=1))
+    np.testing.assert_array_equal(best, values.max(axis=1))
+
+
+def test_rfactor_refuses_an_argmax_that_does_not_start_from_its_identity():
+    text = row_argmax.script().replace("best_at[vi] = -1", "best_at[vi] = 0")
+    sch = Schedule(tir.parse(text))
+    _, k = sch.get_loops(sch.get_block("argmax"))
+    assert_fails_unchanged(sch, ReducerPatternError, "starts from index -1", sch.rfactor, k, 0)

@@ -211,7 +211,8 @@ def test_perfect_tile_of_a_symbolic_extent_is_tvms_fallback():
     sch = Schedule(symbolic)
     (loop,) = sch.get_loops(sch.get_block("B"))
     factors = sch.sample_perfect_tile(loop, 3)
-    assert [sch.get(f) for f in factors] == [-1, 1, 1]
+    assert factors[0] is None and [sch.get(f) for f in factors[1:]] == [1, 1]  # None: split infers it
+    assert sch.trace.decisions[len(sch.trace) - 1] == [-1, 1, 1]
     outer, middle, inner = sch.split(loop, factors)
     assert sch.get(outer).extent is sch.mod["main"].params[0].shape[0]
     verify_trace_roundtrip(sch, symbolic)
@@ -375,3 +376,11 @@ def test_decisions_are_found_by_index_and_by_instruction_as_in_tvm():
     assert last in sch.trace.decisions and sch.trace.insts[0] not in sch.trace.decisions
     assert sch.trace.decisions.get(last) == [32, 3] and sch.trace.decisions.get(sch.trace.insts[0]) is None
     assert dict(sch.trace.decisions) == {len(sch.trace) - 1: [32, 3]}
+
+
+def test_an_integer_decision_found_by_instruction_reads_as_tvms_integer():
+    sch = Schedule(vector_add, seed=5)
+    sch.sample_categorical([16, 32, 64], [0.2, 0.3, 0.5], decision=2)
+    decision = sch.trace.decisions[sch.trace.insts[-1]]
+    assert decision == 2 and decision.value == 2 and type(decision.value) is int
+    assert type(sch.trace.decisions[len(sch.trace) - 1]) is int  # by index: the plain int, as stored

@@ -71,6 +71,7 @@ def test_srefs_of_one_block_are_equal_and_hash_alike_however_its_name_is_held():
     assert sref != sch.get_sref(sch.get_block("C"))
     i, _ = sch.get_loops(sch.get_block("C"))
     assert sch.get_sref(i) == sch.get_sref(i) and sch.get_sref(i) != sref
+    assert sch.get_sref(i).same_as(sch.get_sref(i)) and not sch.copy().get_sref(i).same_as(sch.get_sref(i))
 
 
 def test_block_scope_lists_read_after_write():

@@ -46,7 +46,7 @@ def random_args(func: tir.PrimFunc, seed: int = 0) -> list[np.ndarray]:
             raise TypeError("random_args supports buffer parameters only")
         shape = tuple(int(s) for s in param.shape)
         if tir.dtype.is_float(param.dtype):
-            arrays.append((rng.random(shape) * 2 - 1 + 0.1).astype(param.dtype))
+            arrays.append(np.asarray(rng.random(shape) * 2 - 1 + 0.1).astype(param.dtype))  # 0-d too
         elif param.dtype == "bool":
             arrays.append(rng.random(shape) < 0.5)
         else:

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from tir import Block, BlockRealize, Buffer, BufferStore, For, ForKind, IterKind, IterVar, Range, Var, const
 from tir.analysis.block_access import infer_access_regions, region_of
 from tir.arith import Analyzer
-from tir.expr import Min, Ramp
-from tir.stmt import IfThenElse, seq
+from tir.expr import BufferPointer, Call, Min, Ramp
+from tir.stmt import Evaluate, IfThenElse, seq
 
 from .test_arith import evaluate
 
@@ -221,3 +221,38 @@ def test_every_accessed_element_lies_in_its_region(seed):
         for a in range(e1):
             for b in range(e2):
                 assert low <= evaluate(index, {vi: value, k1: a, k2: b}) < high, (index.script(), rng_region)
+
+
+def test_a_point_access_keeps_the_index_the_body_uses():
+    # co < 64 makes co // 64 zero, but the region names the index as the load does (TVM's form),
+    # so a schedule comparing the two sees one access.
+    A, B = Buffer("A", (8,)), Buffer("B", (64,))
+    co, rc = Var("co"), Var("rc")
+    body = BufferStore(B, A[co // 64 * 3 + rc], (co,))
+    reads, _ = infer_access_regions(block("b", [spatial(co, 64), spatial(rc, 3)], body))
+    assert regions_text(reads) == ["A[co // 64 * 3 + rc:co // 64 * 3 + rc + 1]"]
+
+
+def test_a_pointer_with_an_access_mask_reaches_the_whole_buffer():
+    # TVM's access_ptr("r") / ("w") tells how a callee uses the buffer: a read or a write of all
+    # of it, for all we know; a bare B.data names no access.
+    table, scratch, out, bare = (
+        Buffer("table", (64,)),
+        Buffer("scratch", (8, 4)),
+        Buffer("out", (8,)),
+        Buffer("bare", (4,)),
+    )
+    vi = Var("vi")
+    call = Call(
+        "int32",
+        "lookup",
+        (
+            BufferPointer(table, const(0), "r"),
+            BufferPointer(scratch, const(0), "w"),
+            BufferPointer(bare, const(0)),
+        ),
+    )
+    body = seq(Evaluate(call), BufferStore(out, const(1.0), (vi,)))
+    reads, writes = infer_access_regions(block("b", [spatial(vi, 8)], body))
+    assert regions_text(reads) == ["table[0:64]"]
+    assert regions_text(writes) == ["scratch[0:8, 0:4]", "out[vi:vi + 1]"]

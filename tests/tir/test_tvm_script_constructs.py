@@ -439,6 +439,77 @@ def test_buffer_annotations_with_layout_keywords_evaluate_when_python_defines_th
     assert separated.params[0].axis_separators == (1,)
 
 
+@T.prim_func
+def _two_stages(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            A[vi] = B[vi]
+
+
+def test_a_sequence_is_indexed_as_tvm_indexes_it():
+    sequence = _two_stages.body.block.body
+    assert sequence[1] is sequence.seq[1] and sequence[-1].body.block.name == "C"
+
+
+# ---------------------------------------------------------------- T.match_buffer of a region
+
+
+@T.prim_func
+def window_through_a_view(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            pair = T.match_buffer(A[vi, vj * 2 : vj * 2 + 2], (2,), offset_factor=1)
+            cell = T.match_buffer(B[vi, vj], (), "float32")
+            cell[()] = pair[0] + pair[1] * T.float32(10)
+
+
+@T.prim_func
+def window_written_out(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj * 2] + A[vi, vj * 2 + 1] * T.float32(10)
+
+
+def test_a_block_match_buffer_of_a_region_indexes_the_region():
+    # Lowered as it is parsed (TVM's LowerMatchBuffer): the block reads A and writes B directly.
+    tir.assert_structural_equal(window_through_a_view, window_written_out)
+    block = window_through_a_view.body.block.body.body.body.block
+    assert [r.buffer.name for r in block.reads] == ["A"] and [w.buffer.name for w in block.writes] == ["B"]
+    a = random_floats(8, 8)
+    b = np.zeros((8, 4), "float32")
+    tir.interpret(window_through_a_view, a, b)
+    np.testing.assert_allclose(b, a[:, 0::2] + a[:, 1::2] * 10, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("match", "phrase"),
+    [
+        ("T.match_buffer(A[vi, 0:4], (3,))", r"extents \(1, 4\), which shape \(3\) does not match"),
+        ('T.match_buffer(A[vi, 0:4], (4,), "int32")', "declares int32"),
+        ("T.match_buffer(A[vi, 0:4], (4,), strides=(1,))", "takes no strides="),
+    ],
+)
+def test_a_region_match_that_does_not_fit_its_region_is_refused(match, phrase):
+    source = f"""
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            row = {match}
+            B[vi] = row[0]
+"""
+    with pytest.raises(ParseError, match=phrase):
+        tir.parse(source)
+
+
 def test_call_extern_takes_tvms_dtype_keyword_spelling():
     @T.prim_func
     def keyword(A: T.Buffer((4,), "float32")):

@@ -73,10 +73,13 @@ def test_measure_and_tune_agree_on_main(main_second, tmp_path):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4)
 
 
-def test_several_functions_without_main_are_refused_everywhere(main_second, tmp_path, capsys):
+def test_several_functions_without_main_are_refused_until_one_is_chosen(main_second, tmp_path, capsys):
     no_main = IRModule({"row_sum": main_second["row_sum"], "mm": _named(main_second, "mm")})
-    with pytest.raises(ValueError, match="functions row_sum, mm and none is called 'main'"):
-        Schedule(no_main)
+    sch = Schedule(no_main)  # as TVM's: made, but it works on no function until told which
+    with pytest.raises(ValueError, match="does not know which function.*functions row_sum, mm and none is"):
+        sch.get_block("C")
+    sch.work_on("mm")
+    assert sch.func_working_on == no_main.get_global_var("mm") and sch.get(sch.get_block("C")).name == "C"
     with pytest.raises(MeasureError, match="none is called 'main'"):
         Measurer(no_main, "c", workers=1)
     with pytest.raises(ValueError, match="none is called 'main'"):

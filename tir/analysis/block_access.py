@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from ..arith import Analyzer
 from ..arith.int_set import IntervalSet, relax_indices, set_to_range, union
 from ..buffer import Buffer, BufferRegion
-from ..expr import BufferLoad, Let, PrimExpr, Range, Var
-from ..functor import Visitor, substitute
+from ..expr import BufferLoad, BufferPointer, Let, PrimExpr, Range, Var, const
+from ..functor import Visitor, substitute, uses_var
 from ..matrix_ops import matrix_op_of
 from ..stmt import (
     Allocate,
@@ -76,6 +76,10 @@ def _keep_declared(
     return tuple(declared.get(r.buffer, r) for r in inferred)
 
 
+def _is_point(s: IntervalSet) -> bool:
+    return s.min_value is s.max_value
+
+
 def region_of(
     indices: Sequence[PrimExpr],
     dom_map: Mapping[Var, IntervalSet | Range],
@@ -92,6 +96,7 @@ class _AccessCollector:
         for iv in block.iter_vars:
             # A range, never a substitution: regions keep naming the block's iterators.
             self.analyzer.update_range(iv.var, iv.dom)
+        self.plain = Analyzer()  # no facts: simplifies a point index without the iterators' ranges
         self.relaxed: dict[Var, IntervalSet] = {}
         self.bindings: dict[Var, PrimExpr] = {}
         self.allocated: set[Buffer] = set(block.alloc_buffers)
@@ -103,6 +108,20 @@ class _AccessCollector:
     def record(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer, indices) -> None:
         indices = [substitute(i, self.bindings) for i in indices]
         sets = relax_indices(indices, self.relaxed, self.analyzer)
+        # A point access (no loop inside the block varies it) keeps its index as written, as TVM's
+        # region detection does: simplified, but not under the iterators' ranges, which would turn
+        # `co // 64 * 3 + rc` into `rc` for co < 64 and make the region disagree with the body.
+        sets = [
+            IntervalSet.point(self.plain.simplify(index)) if _is_point(s) and not self._relaxes(index) else s
+            for index, s in zip(indices, sets)
+        ]
+        self._merge(table, buffer, sets)
+
+    def record_whole(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer) -> None:
+        """The whole buffer: what a pointer into it (``B.access_ptr("r")``) may reach."""
+        self._merge(table, buffer, [IntervalSet(const(0, e.dtype), e - 1) for e in buffer.shape])
+
+    def _merge(self, table: dict[Buffer, list[IntervalSet]], buffer: Buffer, sets: list[IntervalSet]) -> None:
         known = table.get(buffer)
         if known is None:
             table[buffer] = sets
@@ -118,6 +137,9 @@ class _AccessCollector:
             for buffer, sets in table.items()
             if buffer not in self.allocated
         )
+
+    def _relaxes(self, index: PrimExpr) -> bool:
+        return uses_var(index, self.relaxed.__contains__)
 
     # ------------------------------------------------------------ walking
 
@@ -209,6 +231,15 @@ class _LoadFinder(Visitor):
     def visit_BufferLoad(self, load: BufferLoad) -> None:
         self.generic_visit(load)
         self.collector.record(self.collector.reads, load.buffer, load.indices)
+
+    def visit_BufferPointer(self, pointer: BufferPointer) -> None:
+        # TVM's access_ptr mask says how the callee uses the buffer ("r", "w", "rw"); a bare
+        # `B.data` says nothing, as in TVM, and counts as no access.
+        self.generic_visit(pointer)
+        if "r" in pointer.access:
+            self.collector.record_whole(self.collector.reads, pointer.buffer)
+        if "w" in pointer.access:
+            self.collector.record_whole(self.collector.writes, pointer.buffer)
 
     def visit_Let(self, let: Let) -> None:
         self.visit(let.value)

@@ -328,8 +328,6 @@ class Simplifier:
                 e = FloorDiv(e, IntImm(t.lower, dtype))
         elif t.lower == 1:
             e = FloorMod(e, IntImm(t.upper, dtype))
-        elif t.upper % t.lower == 0:
-            e = FloorMod(FloorDiv(e, IntImm(t.lower, dtype)), IntImm(t.upper // t.lower, dtype))
         else:
             e = FloorDiv(FloorMod(e, IntImm(t.upper, dtype)), IntImm(t.lower, dtype))
         return e if scale == 1 else Mul(e, IntImm(scale, dtype))

@@ -263,7 +263,8 @@ def inverse_affine_iter_map(sums: Sequence[IterSumExpr], outputs: Sequence[PrimE
             if arg is not total.args[0] and arg.extent is not None:
                 digit = _op.floormod(digit, arg.extent)
             piece = _op.mul(digit, arg.lower_factor) if arg.lower_factor != 1 else digit
-            values[arg.source] = _op.add(values[arg.source], piece) if arg.source in values else piece
+            # Lower digits first, as TVM's inverse writes the sum (`vm + vi * 16`).
+            values[arg.source] = _op.add(piece, values[arg.source]) if arg.source in values else piece
 
     for total, output in zip(sums, outputs):
         read_digits(total, output)

@@ -18,7 +18,7 @@ from .. import op
 from ..buffer import Buffer, BufferRegion
 from ..expr import FloatImm, IntImm, PrimExpr, Range, const
 from ..stmt import BufferStore, Stmt
-from .script_values import _as_index, _describe, _extent, _index_dtype, _plural
+from .script_values import _as_index, _describe, _extent, _index_dtype, _plural, _RegionView
 
 
 class BufferAccess:
@@ -27,6 +27,9 @@ class BufferAccess:
     def _store(self, target: Tree, value: Any, value_node: Tree) -> Stmt:
         base_node, *index_nodes = target.children
         buffer = self._value(base_node)
+        if isinstance(buffer, _RegionView):
+            indices = buffer.source_indices(self._indices(target, buffer.view, index_nodes))
+            return self._store_to(buffer.region.buffer, indices, value, value_node)
         if not isinstance(buffer, Buffer):
             raise self.error(
                 base_node, f"cannot store into an element of {_describe(buffer)}: it is not a buffer"

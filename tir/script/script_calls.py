@@ -18,7 +18,8 @@ from typing import Any
 from lark import Tree
 
 from .. import dtype as _dt
-from ..buffer import check_axis_separators, normalize_scope
+from ..arith import Analyzer
+from ..buffer import Buffer, check_axis_separators, normalize_scope
 from ..expr import IntImm, IterKind, PrimExpr, Range, Var, const
 from ..stmt import THREAD_TAGS, ForKind
 from . import namespace
@@ -39,6 +40,7 @@ from .script_values import (
     _LoopSpec,
     _plural,
     _python_constant,
+    _RegionMatch,
     _ThreadEnv,
     _ThreadLaunch,
     _TRef,
@@ -46,6 +48,8 @@ from .script_values import (
 )
 
 _LAYOUT_KEYWORDS = ("strides", "elem_offset", "offset_factor", "align", "axis_separators")
+# A view of a region keeps the source's layout: only the keywords that cannot change it.
+_REGION_MATCH_KEYWORDS = ("offset_factor", "align", "axis_separators")
 _LOOP_KINDS = {
     "T.serial": ForKind.SERIAL,
     "T.parallel": ForKind.PARALLEL,
@@ -290,7 +294,9 @@ class ScriptCalls(ExpressionCalls):
         dtype: Tree | None = None,
         scope: Tree | None = None,
         **layout: Tree,
-    ) -> _BufferDecl:
+    ) -> _BufferDecl | _RegionMatch:
+        if param.data == "subscript" and isinstance(self._value(param.children[0]), Buffer):
+            return self._region_match(call, param, shape, dtype, scope, layout)
         handle = self._value(param)
         if not (isinstance(handle, Var) and handle.dtype == "handle" and handle in self.params):
             raise self.error(
@@ -306,6 +312,46 @@ class ScriptCalls(ExpressionCalls):
             param=handle,
             layout=self._layout(call, layout, len(buffer_type[0])),
         )
+
+    def _region_match(
+        self, call: _Call, region_node: Tree, shape: Tree, dtype: Tree | None, scope: Tree | None, layout
+    ) -> _RegionMatch:
+        """``T.match_buffer(B[vi : vi + 1, vj], (1, 1))``: a view of a region of B inside a block."""
+        (region,) = self._regions(region_node)
+        source = region.buffer
+        for key, node in layout.items():
+            if key not in _REGION_MATCH_KEYWORDS:
+                raise self.error(
+                    node,
+                    f"{call.name} of a region of {source.name} takes no {key}=: the view has the "
+                    "layout of the region it matches",
+                    hint=f"leave it out (accepted: {', '.join(_REGION_MATCH_KEYWORDS)})",
+                )
+        view_shape, view_dtype, view_scope = self._buffer_type(shape, dtype, scope)
+        if view_dtype != source.dtype or view_scope not in ("global", source.scope):
+            raise self.error(
+                call.node,
+                f"{call.name} of a region of {source.name} ({source.dtype}, {source.scope}) declares "
+                f"{view_dtype}, {view_scope}",
+                hint=f'give the source\'s dtype and scope: dtype="{source.dtype}"',
+            )
+        leading = len(region.region) - len(view_shape)
+        unit = all(
+            isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region.region[: max(leading, 0)]
+        )
+        analyzer = Analyzer()
+        same = leading >= 0 and all(
+            analyzer.can_prove_equal(r.extent, e) for r, e in zip(region.region[leading:], view_shape)
+        )
+        if not (unit and same):
+            extents = ", ".join(str(r.extent) for r in region.region)
+            raise self.error(
+                region_node,
+                f"the region of {source.name} has extents ({extents}), which shape "
+                f"({', '.join(map(str, view_shape))}) does not match",
+                hint="give the region's extents as the shape (leading extents of 1 may be left out)",
+            )
+        return _RegionMatch(call.name, region, tuple(view_shape), view_dtype, source.scope)
 
     def _access_ptr(
         self,

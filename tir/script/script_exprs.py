@@ -36,6 +36,7 @@ from .script_values import (
     _describe,
     _is_number,
     _Marker,
+    _RegionView,
     _TRef,
 )
 
@@ -168,6 +169,10 @@ class ExpressionEvaluator:
         base = self._value(base_node)
         if isinstance(base, Buffer):
             return BufferLoad(base, self._indices(node, base, index_nodes))
+        if isinstance(base, _RegionView):
+            return BufferLoad(
+                base.region.buffer, base.source_indices(self._indices(node, base.view, index_nodes))
+            )
         if isinstance(base, _TRef) and base.path == ("Buffer",):
             return self._invoke(ScriptCalls._t_Buffer, "T.Buffer", node, index_nodes, {})
         if isinstance(base, (tuple, list, str, dict)) and len(index_nodes) == 1:

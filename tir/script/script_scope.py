@@ -33,6 +33,8 @@ from .script_values import (
     _is_plain_constant,
     _Marker,
     _plural,
+    _RegionMatch,
+    _RegionView,
     _Scoped,
     _ThreadEnv,
     _ThreadLaunch,
@@ -117,6 +119,16 @@ class NameScopes:
             return None
         if isinstance(value, _BufferDecl):
             return self._declare_buffer(name, value, value_node)
+        if isinstance(value, _RegionMatch):
+            if not any(isinstance(f, _BlockFrame) for f in self.frames):
+                raise self.error(
+                    value_node,
+                    f"T.match_buffer of a region of {value.region.buffer.name} belongs inside a block",
+                    hint="match the function's T.handle parameters at the top level instead",
+                )
+            view = Buffer(name, value.shape, value.dtype, value.scope)
+            scope[name] = _RegionView(name, value.region, view)
+            return None
         if isinstance(value, _ThreadEnv):
             var = scope[name] = Var(name, "int32")
             self.thread_tags[var] = value.tag

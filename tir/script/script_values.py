@@ -74,6 +74,38 @@ class _BufferDecl(_Marker):
 
 
 @dataclass(frozen=True)
+class _RegionMatch(_Marker):
+    """``T.match_buffer(B[vi : vi + 1, vj], (1, 1))`` inside a block, before it has a name."""
+
+    name: str
+    region: BufferRegion
+    shape: tuple[PrimExpr, ...]
+    dtype: str
+    scope: str
+    usage = "assign it to a name: Bb = T.match_buffer(B[vi, 0:16], (16,))"
+
+
+@dataclass(frozen=True)
+class _RegionView:
+    """A name bound to a block's ``T.match_buffer`` of a buffer region. The match is lowered as
+    it is parsed (what TVM's LowerMatchBuffer does before code generation): ``Bb[i, j]`` is the
+    element ``B[vi + i, vj + j]`` of the source, so the block reads and writes ``B`` itself.
+    ``view`` has the matched shape, for checking the indices."""
+
+    name: str
+    region: BufferRegion
+    view: Buffer
+
+    def source_indices(self, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+        """The source element of ``view[indices]``: leading region axes of extent 1 stay at their
+        start, the others are offset by the region's start."""
+        dims = self.region.region
+        leading = len(dims) - len(indices)
+        fixed = tuple(r.min for r in dims[:leading])
+        return fixed + tuple(op.add(r.min, i) for r, i in zip(dims[leading:], indices))
+
+
+@dataclass(frozen=True)
 class _BufferSpec(_Marker):
     name: str
     shape: tuple[PrimExpr, ...]

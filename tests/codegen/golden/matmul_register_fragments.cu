@@ -21,25 +21,25 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel0(const float* __re
   __syncthreads();
   #pragma unroll
   for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 4; ++ax0_ax1_fused_0) {
-    tir_cp_async_4(&A_shared[threadIdx_x % 8 * 132 + threadIdx_x / 32 % 2 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x / 8 % 4], &A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8]);
+    tir_cp_async_4(&A_shared[threadIdx_x % 8 * 132 + threadIdx_x % 64 / 32 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x % 32 / 8], &A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8]);
   }
-  tir_cp_async_16(&B_shared[threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x / 2 % 16 * 4], &B[threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4]);
+  tir_cp_async_16(&B_shared[threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x % 32 / 2 * 4], &B[threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4]);
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   __syncthreads();
   #pragma unroll
   for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 4; ++ax0_ax1_fused_0) {
-    tir_cp_async_4(&A_shared[threadIdx_x % 8 * 132 + threadIdx_x / 32 % 2 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x / 8 % 4 + 1056], &A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8 + 8]);
+    tir_cp_async_4(&A_shared[threadIdx_x % 8 * 132 + threadIdx_x % 64 / 32 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x % 32 / 8 + 1056], &A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8 + 8]);
   }
-  tir_cp_async_16(&B_shared[threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x / 2 % 16 * 4 + 1024], &B[threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4 + 8192]);
+  tir_cp_async_16(&B_shared[threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x % 32 / 2 * 4 + 1024], &B[threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4 + 8192]);
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   for (int k_0 = 2; k_0 < 128; ++k_0) {
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");
     __syncthreads();
     #pragma unroll
     for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 4; ++ax0_ax1_fused_0) {
-      tir_cp_async_4(&A_shared[k_0 % 3 * 1056 + threadIdx_x % 8 * 132 + threadIdx_x / 32 % 2 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x / 8 % 4], &A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + k_0 * 8 + threadIdx_x % 8]);
+      tir_cp_async_4(&A_shared[k_0 % 3 * 1056 + threadIdx_x % 8 * 132 + threadIdx_x % 64 / 32 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x % 32 / 8], &A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + k_0 * 8 + threadIdx_x % 8]);
     }
-    tir_cp_async_16(&B_shared[k_0 % 3 * 1024 + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x / 2 % 16 * 4], &B[k_0 * 8192 + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4]);
+    tir_cp_async_16(&B_shared[k_0 % 3 * 1024 + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x % 32 / 2 * 4], &B[k_0 * 8192 + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4]);
     asm volatile("cp.async.commit_group;\n" ::: "memory");
     #pragma unroll
     for (int k_1 = 0; k_1 < 8; ++k_1) {

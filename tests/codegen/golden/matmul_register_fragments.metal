@@ -21,22 +21,22 @@ kernel void main_kernel0(device const float* A [[buffer(0)]],
   threadgroup_barrier(mem_flags::mem_threadgroup);
   #pragma unroll
   for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 4; ++ax0_ax1_fused_0) {
-    A_shared[threadIdx_x % 8 * 132 + threadIdx_x / 32 % 2 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x / 8 % 4] = A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8];
+    A_shared[threadIdx_x % 8 * 132 + threadIdx_x % 64 / 32 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x % 32 / 8] = A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8];
   }
-  *(threadgroup float4*)(B_shared + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x / 2 % 16 * 4) = *(device const float4*)(B + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4);
+  *(threadgroup float4*)(B_shared + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x % 32 / 2 * 4) = *(device const float4*)(B + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   #pragma unroll
   for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 4; ++ax0_ax1_fused_0) {
-    A_shared[threadIdx_x % 8 * 132 + threadIdx_x / 32 % 2 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x / 8 % 4 + 1056] = A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8 + 8];
+    A_shared[threadIdx_x % 8 * 132 + threadIdx_x % 64 / 32 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x % 32 / 8 + 1056] = A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + threadIdx_x % 8 + 8];
   }
-  *(threadgroup float4*)(B_shared + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x / 2 % 16 * 4 + 1024) = *(device const float4*)(B + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4 + 8192);
+  *(threadgroup float4*)(B_shared + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x % 32 / 2 * 4 + 1024) = *(device const float4*)(B + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4 + 8192);
   for (int k_0 = 2; k_0 < 128; ++k_0) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
     for (int ax0_ax1_fused_0 = 0; ax0_ax1_fused_0 < 4; ++ax0_ax1_fused_0) {
-      A_shared[k_0 % 3 * 1056 + threadIdx_x % 8 * 132 + threadIdx_x / 32 % 2 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x / 8 % 4] = A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + k_0 * 8 + threadIdx_x % 8];
+      A_shared[k_0 % 3 * 1056 + threadIdx_x % 8 * 132 + threadIdx_x % 64 / 32 * 64 + ax0_ax1_fused_0 * 16 + threadIdx_x / 64 * 4 + threadIdx_x % 32 / 8] = A[blockIdx_x / 8 * 131072 + ax0_ax1_fused_0 * 32768 + threadIdx_x / 8 * 1024 + k_0 * 8 + threadIdx_x % 8];
     }
-    *(threadgroup float4*)(B_shared + k_0 % 3 * 1024 + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x / 2 % 16 * 4) = *(device const float4*)(B + k_0 * 8192 + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4);
+    *(threadgroup float4*)(B_shared + k_0 % 3 * 1024 + threadIdx_x / 32 * 128 + threadIdx_x % 2 * 64 + threadIdx_x % 32 / 2 * 4) = *(device const float4*)(B + k_0 * 8192 + threadIdx_x / 32 * 1024 + blockIdx_x % 8 * 128 + threadIdx_x % 32 * 4);
     #pragma unroll
     for (int k_1 = 0; k_1 < 8; ++k_1) {
       alignas(16) float A_shared_local[8];
