@@ -13,7 +13,8 @@ union of the solutions). reverse_compute_at cuts, as TVM does: the consumer runs
 over the instances whose reads lie inside what the producers wrote in that same
 iteration (the intersection, with ``ceil`` at a strided lower edge so no instance
 runs in two iterations). Where the consumer's read in a dimension does not pin an
-iterator (a window ``C[vi, vj:vj + 2]``, a constant index, ``v % c``), the cut
+iterator (a window ``C[vi, vj:vj + 2]``, a constant index, ``v % c`` or a middle digit
+``v % m // c``), the cut
 would either lose instances or read elements a later iteration writes, so that
 read must provably lie inside every iteration's produced range (a dimension the
 loop produces whole), and ReadOutsideIterationError refuses the move otherwise;
@@ -69,7 +70,7 @@ def _solve_dim(provided: Range, required: IntervalSet, dim_max: PrimExpr, block:
     high = required.max_value if isinstance(required.max_value, PrimExpr) else dim_max
     if len(used) == 1:
         v = used[0]
-        if isinstance(index, FloorMod) and index.a is v:
+        if _wraps(index, v):
             return None
         if isinstance(index, FloorDiv) and index.a is v and isinstance(index.b, IntImm) and index.b.value > 0:
             c = index.b.value
@@ -103,7 +104,17 @@ def _pins_an_iterator(provided: Range, block: Block, analyzer: Analyzer) -> bool
         return False
     index = analyzer.simplify(provided.min)
     iter_vars = {iv.var for iv in block.iter_vars}
-    return any(v in iter_vars for v in collect_vars(index)) and not isinstance(index, FloorMod)
+    used = [v for v in collect_vars(index) if v in iter_vars]
+    return bool(used) and not isinstance(index, FloorMod) and not any(_wraps(index, v) for v in used)
+
+
+def _wraps(index: PrimExpr, v: Var) -> bool:
+    """Whether ``index`` is a digit of ``v`` that wraps around: ``v % m``, or a middle digit,
+    ``v % m // c`` or ``v // c % m``. Such an index pins no range of ``v``."""
+    if isinstance(index, FloorMod):
+        inner = index.a
+        return inner is v or (isinstance(inner, FloorDiv) and inner.a is v)
+    return isinstance(index, FloorDiv) and isinstance(index.a, FloorMod) and index.a.a is v
 
 
 def _check_read_inside(region: BufferRegion, dim: int, produced: IntervalSet, block: Block, analyzer) -> None:

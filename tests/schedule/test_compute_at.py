@@ -870,3 +870,30 @@ def test_compute_at_writes_a_halo_bound_with_the_constant_moved_out():
     assert "T.where(1 <= o * 8 + ax0)" in script, script
     verify_trace_roundtrip(sch, blur)
     assert_same_numbers(blur, sch.mod)
+
+
+@T.prim_func
+def digits_of_one_iterator(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((4, 2, 2))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi // 4, vi % 4 // 2, vi % 2] = A[vi] * T.float32(2)
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = B[vi // 4, vi % 4 // 2, vi % 2] + T.float32(1)
+
+
+def test_reverse_compute_at_through_a_middle_digit_of_an_iterator():
+    """The consumer reads ``B[vi // 4, vi % 4 // 2, vi % 2]``: the first digit pins vi to the 4 instances
+    of one iteration of ``io``; the middle and last digits wrap and pin nothing, and each iteration
+    produces those two dimensions whole, so the cut is safe."""
+    sch = Schedule(digits_of_one_iterator)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    io, _ = sch.split(i, [4, 4])
+    sch.reverse_compute_at(sch.get_block("C"), io)
+    consumer_loops = sch.get_loops(sch.get_block("C"))
+    assert [sch.get(lp).extent.value for lp in consumer_loops] == [4, 4]
+    verify_trace_roundtrip(sch, digits_of_one_iterator)
+    assert_same_numbers(digits_of_one_iterator, sch.mod)
