@@ -141,6 +141,15 @@ def cache_read(
                 "from one side",
                 *before,
             )
+        writer_loops = {id(loop) for loop in state.loops_of(writer)}
+        shared = [b for b in before if any(id(loop) in writer_loops for loop in state.loops_of(b))]
+        if shared:
+            raise ConsumerBlockError(
+                f"blocks {', '.join(b.name for b in shared)} read {buffer.name} in a loop around block "
+                f"{writer.name}, which writes it: a later iteration reads what an earlier one wrote, so a "
+                "copy made once on entry would hand it stale values",
+                *shared,
+            )
         if before:  # every reader runs before the writer: copy the value on entry
             writer = None
     if writer is None:

@@ -492,6 +492,13 @@ def _plan_reverse_inline(state: ScheduleState, block: Block):
             block,
         )
     producer = writers[0]
+    if any(part is not None and loads_of(part, store.buffer) for part in (producer.body, producer.init)):
+        raise InlineBodyError(
+            f"can't {action}: its producer {producer.name} reads {store.buffer.name}, which block "
+            f"{block.name} writes; inlined, the producer would read elements the inlined store has "
+            "already overwritten.",
+            block,
+        )
     copied_init = _is_init_block_copied(producer, store, buffer)
     if not copied_init:
         _check_not_reduction(producer, f"can't reverse-inline block {block.name} into a reduction block")

@@ -63,6 +63,10 @@ def _worker_main(conn: Connection) -> None:
         conn.send_bytes(pickle.dumps([candidate_features(mod, target, flops) for mod in mods]))
 
 
+# Seconds a worker may take to answer for its share of one group before this process computes it.
+ANSWER_SECONDS = 60.0
+
+
 class FeaturePool:
     """Computes feature vectors with ``workers`` processes in all (this one included); one pool
     serves every workload of a run. Use as a context manager, or call :meth:`close`."""
@@ -91,16 +95,19 @@ class FeaturePool:
 
     def _send(self, child: Child, work: tuple) -> bool:
         try:
-            child.conn.send_bytes(pickle.dumps(work))
-        except (OSError, pickle.PicklingError):
+            payload = pickle.dumps(work)  # any failure here sends nothing: this process computes them
+            child.conn.send_bytes(payload)
+        except Exception:
             self._drop(child)
             return False
         return True
 
     def _receive(self, child: Child, count: int) -> list:
         try:
+            if not child.conn.poll(ANSWER_SECONDS):  # a worker stuck (a lock inherited at fork) is dropped
+                raise TimeoutError
             return pickle.loads(child.conn.recv_bytes())
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # TimeoutError is an OSError
             self._drop(child)
             return [None] * count  # computed here instead
 

@@ -5,13 +5,15 @@ iteration of ``loop`` with one ``__builtin_prefetch`` per distinct vector load
 of its body whose address moves with the loop, for the address that load reads
 ``d`` iterations later. Scalar loads (a broadcast input, a contiguous stream the
 hardware prefetchers follow) and loads indexed by loops or lets inside the body
-are left alone, so the prefetches are computable at the top of the iteration.
-A prefetch never faults, so the last iterations' prefetches past the end of a
-buffer are harmless. It is for streams the hardware does not follow: seed 003's
-filter slice read 256 bytes every 4.6 KB (Intel's L1 stride prefetcher stops at
-2 KB strides). Only the C target prints it; a GPU build reports the annotation,
-and so does any build where it sits on a vectorized or unrolled loop (the loop
-disappears in the lowering: codegen/annotations.py checks both).
+are left alone, so the prefetches are computable at the top of the iteration,
+and so are gathers (an address that itself loads, ``A[idx[i], ...]``: the index
+load ``d`` iterations ahead would read past ``idx``). A prefetch never faults,
+so the last iterations' prefetches past the end of a buffer are harmless. It
+is for streams the hardware does not follow: seed 003's filter slice read 256
+bytes every 4.6 KB (Intel's L1 stride prefetcher stops at 2 KB strides). Only
+the C target prints it; a GPU build reports the annotation, and so does any
+build where it sits on a vectorized or unrolled loop (the loop disappears in
+the lowering: codegen/annotations.py checks both).
 
 Before (``d = 2`` on ``ax4_0``)::
 
@@ -75,6 +77,14 @@ def prefetched_loads(loop: For) -> list[tuple[Buffer, PrimExpr]]:
     for load in loads:
         base = load.indices[-1].base
         used = collect_vars(base)
-        if loop.loop_var in used and not used & inner:
+        if loop.loop_var in used and not used & inner and not _reads_memory(base):
             found.append((load.buffer, substitute(base, ahead)))
     return found
+
+
+def _reads_memory(expr: PrimExpr) -> bool:
+    """Whether ``expr`` loads from a buffer (a gather's index): evaluated ``distance`` iterations
+    ahead, that load itself would read past its buffer in the last iterations."""
+    loads: list[BufferLoad] = []
+    post_order_visit(expr, lambda n: loads.append(n) if isinstance(n, BufferLoad) else None)
+    return bool(loads)

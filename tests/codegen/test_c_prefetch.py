@@ -69,6 +69,33 @@ def test_loads_indexed_by_a_loop_inside_are_not_prefetched():
     assert prefetch_lines(rows_prefetched(1, unroll=False)) == []
 
 
+GATHER = tir.parse(
+    """
+@T.prim_func
+def main(A: T.Buffer((64, 16), "float32"), idx: T.Buffer((8,), "int32"), B: T.Buffer((8, 16), "float32")):
+    for i, j in T.grid(8, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[idx[vi], vj]
+"""
+)
+
+
+def test_a_gather_is_not_prefetched_since_its_index_load_would_read_past_its_buffer():
+    """``A[idx[i], :]`` two iterations ahead would load ``idx[8]`` and ``idx[9]`` of an 8-element
+    buffer: an ordinary load, not a prefetch, so it could fault."""
+    sch = Schedule(GATHER)
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(j)
+    sch.annotate(i, "pragma_prefetch", 2)
+    assert prefetch_lines(sch.mod) == []
+    rng = np.random.default_rng(3)
+    a, ids = rng.uniform(-1, 1, (64, 16)).astype("float32"), rng.integers(0, 64, 8).astype("int32")
+    b = np.zeros((8, 16), "float32")
+    build(sch.mod, "c")["main"](a, ids, b)
+    np.testing.assert_array_equal(b, a[ids])
+
+
 @pytest.mark.parametrize("channel_unroll", [1, 2])
 def test_halide_conv_prefetches_its_filter_and_computes(channel_unroll):
     sizes = {"N": 1, "H": 2, "W": 10, "CI": 16, "CO": 64}

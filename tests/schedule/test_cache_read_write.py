@@ -698,3 +698,29 @@ def test_cache_read_refuses_readers_on_both_sides_of_the_writer():
     )
     sch.cache_read(first, 0, "local", consumer_blocks=[first])
     assert_same_numbers(read_overwrite_read, sch.mod)
+
+
+@T.prim_func
+def read_then_overwrite_in_one_loop(A: T.Buffer((17,), "float32"), C: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("use"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = A[vi] * T.float32(2)
+        with T.block("overwrite"):
+            vi = T.axis.spatial(16, i)
+            A[vi + 1] = C[vi] + T.float32(1)
+
+
+def test_cache_read_of_a_reader_in_a_loop_with_the_writer_is_refused():
+    """Iteration i + 1 of "use" reads the A[i + 1] that "overwrite" wrote in iteration i: a copy of A
+    made once on entry would hand it the old value (15 of 17 elements wrong)."""
+    sch = Schedule(read_then_overwrite_in_one_loop)
+    assert_fails_unchanged(
+        sch,
+        ConsumerBlockError,
+        "in a loop around block overwrite",
+        sch.cache_read,
+        sch.get_block("use"),
+        0,
+        "local",
+    )

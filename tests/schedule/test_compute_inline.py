@@ -841,3 +841,25 @@ def test_reverse_inline_into_a_block_with_init_refuses_a_consumer_that_is_not_a_
     assert_fails_unchanged(
         sch, ReductionInlineError, "T.init()", sch.reverse_compute_inline, sch.get_block("D")
     )
+
+
+@T.prim_func
+def producer_reads_the_output(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + C[7 - vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+
+
+def test_reverse_inline_into_a_producer_that_reads_the_consumers_output_is_refused():
+    """Inlined, ``C[vi] = A[vi] + C[7 - vi]`` would read elements of C it has already overwritten
+    (half of them wrong), where the original reads C before any is written."""
+    sch = Schedule(producer_reads_the_output)
+    assert_fails_unchanged(
+        sch, InlineBodyError, "reads C, which block C writes", sch.reverse_compute_inline, sch.get_block("C")
+    )

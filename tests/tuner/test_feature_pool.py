@@ -57,6 +57,28 @@ def test_a_dead_worker_costs_only_time():
             np.testing.assert_array_equal(vector, want)
 
 
+def test_a_stuck_worker_and_an_unpicklable_module_cost_only_time(monkeypatch):
+    import tuner.feature_pool as feature_pool
+
+    mods = _candidates(4)
+    expected = [candidate_features(mod, CUDA, 1) for mod in mods]
+    monkeypatch.setattr(feature_pool, "ANSWER_SECONDS", 0.5)
+    with FeaturePool(3) as pool:
+        os.kill(pool._children[0].pid, signal.SIGSTOP)  # never answers
+        got = pool.features(mods, CUDA, 1)
+        assert len(pool._children) == 1
+
+        def unpicklable(_work):
+            raise TypeError("cannot pickle")
+
+        monkeypatch.setattr(feature_pool.pickle, "dumps", unpicklable)
+        again = pool.features(mods, CUDA, 1)  # the work can't be sent: computed here
+        assert pool._children == []
+    for vectors in (got, again):
+        for vector, want in zip(vectors, expected):
+            np.testing.assert_array_equal(vector, want)
+
+
 def test_a_run_chooses_the_same_candidates_with_feature_workers(tmp_path):
     """Past the random warm-up the cost model ranks samples, mutants and the best records by their
     features: computed by three processes or by one, the records come out identical, in order."""

@@ -413,3 +413,18 @@ def test_bfloat16_matmul_is_measured_against_its_reference():
     with Measurer(mod, "c", workers=1, reference=lambda inputs: [np.zeros((16, 16), np.float32)]) as m:
         (result,) = m.measure([_unscheduled(mod)])
         assert result.status == "wrong_result"
+
+
+def test_a_build_that_answered_while_the_runner_timed_others_is_not_a_timeout():
+    """GPU batches time each candidate inside the build loop; an answer that arrives meanwhile is
+    read on the next pass, however long the runner took, and never killed as a build over time."""
+    from tuner.measure.builder import BuildPool, BuildTask
+
+    small = SpaceGenerator("c").sample(workloads.make("matmul", "16,16,16"), seed=0).mod
+    pool = BuildPool(4, timeout=2.0)
+    try:
+        pool.build([BuildTask(small, "c")] * 4)  # forks the workers, fills the compile cache
+        outcomes = pool.build([BuildTask(small, "c")] * 12, lambda _i, _o: time.sleep(0.7))
+    finally:
+        pool.close()
+    assert [o.status for o in outcomes] == ["built"] * 12, [o.error for o in outcomes if o.status != "built"]

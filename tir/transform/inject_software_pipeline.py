@@ -509,6 +509,8 @@ def _emit(
 
 
 # Scopes whose buffers a C-family compiler keeps in registers only when every index is a constant.
+# The most pipeline iterations one steady-loop body holds for register versions (lcm of their counts).
+MAX_REGISTER_UNROLL = 4
 REGISTER_SCOPES = ("local", "warp", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "metal.simdgroup")
 
 
@@ -520,7 +522,7 @@ def _register_unroll(versions: dict[Buffer, int]) -> int:
     for buffer, count in versions.items():
         if buffer.scope in REGISTER_SCOPES:
             unroll = unroll * count // math.gcd(unroll, count)
-    return unroll
+    return unroll if unroll <= MAX_REGISTER_UNROLL else 1  # past it, code size costs more than local memory
 
 
 def _version(k: PrimExpr, versions: int) -> PrimExpr:

@@ -220,7 +220,9 @@ class BuildPool:
             record(worker.index, outcome)
         now = time.monotonic()
         for conn, worker in list(busy.items()):
-            if now - worker.started >= self.timeout:
+            # An answer that arrived while ``record`` ran (the runner timing a GPU candidate) is read
+            # on the next pass, not mistaken for a build over its time (a dead child polls too).
+            if now - worker.started >= self.timeout and not conn.poll():
                 del busy[conn]
                 worker.child.kill()
                 outcome = BuildOutcome(
