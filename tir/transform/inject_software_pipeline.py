@@ -517,7 +517,8 @@ REGISTER_SCOPES = ("local", "warp", "wmma.matrix_a", "wmma.matrix_b", "wmma.accu
 def _register_unroll(versions: dict[Buffer, int]) -> int:
     """How many pipeline iterations the steady loop's body holds: the least common multiple of the
     versions of register-resident buffers (1 if none), so that each copy indexes a fixed version
-    (``k % 2`` with ``k`` a loop variable would put a fragment array in local memory)."""
+    (``k % 2`` with ``k`` a loop variable would put a fragment array in local memory); 1 above
+    ``MAX_REGISTER_UNROLL``."""
     unroll = 1
     for buffer, count in versions.items():
         if buffer.scope in REGISTER_SCOPES:
