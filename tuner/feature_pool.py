@@ -104,12 +104,13 @@ class FeaturePool:
 
     def _receive(self, child: Child, count: int) -> list:
         try:
-            if not child.conn.poll(ANSWER_SECONDS):  # a worker stuck (a lock inherited at fork) is dropped
-                raise TimeoutError
-            return pickle.loads(child.conn.recv_bytes())
-        except (EOFError, OSError):  # TimeoutError is an OSError
-            self._drop(child)
-            return [None] * count  # computed here instead
+            # a worker stuck past ANSWER_SECONDS (a lock inherited at fork, say) is dropped like a dead one
+            if child.conn.poll(ANSWER_SECONDS):
+                return pickle.loads(child.conn.recv_bytes())
+        except (EOFError, OSError):
+            pass
+        self._drop(child)
+        return [None] * count  # computed here instead
 
     def _drop(self, child: Child) -> None:
         with suppress(ValueError):

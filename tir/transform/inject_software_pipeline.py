@@ -49,7 +49,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from ..arith import Analyzer
 from ..buffer import Buffer, BufferRegion
 from ..expr import BufferLoad, Call, IntImm, PrimExpr, Range, Var, const
 from ..function import PrimFunc
@@ -460,18 +459,25 @@ def _emit(
     plan = _plan_async(pipeline, emitted, filled)
     commit_after = set(plan.commits.values())
     dtype = loop.loop_var.dtype
+    unroll = _register_unroll(versions)
 
-    def instance(stmt: Stmt, k: PrimExpr, copy: str) -> Stmt:
-        version = {b: _version(k, v) for b, v in versions.items()}
+    def instance(stmt: Stmt, k: PrimExpr, copy: str, residue: int | None) -> Stmt:
+        """Statement ``stmt`` on loop iteration ``k``; ``residue``: ``k`` modulo ``unroll`` where it is
+        known (an unrolled copy of the steady loop), which fixes the versions whose count divides it."""
+        version = {
+            b: const(residue % v, dtype) if residue is not None and unroll % v == 0 else _version(k, v)
+            for b, v in versions.items()
+        }
         stmt = substitute(stmt, {loop.loop_var: loop.min + k})
         return _Versioner(new_buffers, version, copy).visit(stmt)
 
     def runs(j: int, i: PrimExpr | int) -> bool:
         return not isinstance(i, int) or 0 <= i - stages[j] < extent
 
-    def iteration(i: PrimExpr | int, copy: str = "") -> list[Stmt]:
+    def iteration(i: PrimExpr | int, copy: str = "", phase: int | None = None) -> list[Stmt]:
         """Pipeline iteration ``i``: each statement on iteration ``i - stage`` of the loop (left
-        out where that is out of range, for a constant ``i``), with the waits and commits."""
+        out where that is out of range, for a constant ``i``), with the waits and commits;
+        ``phase``: ``i`` modulo ``unroll`` for a symbolic ``i`` whose residue is known."""
         out: list[Stmt] = []
         if synchronize:
             if plan.top_wait is not None and any(runs(j, i) for j in plan.waits):
@@ -482,7 +488,8 @@ def _emit(
             if runs(j, i):
                 if j in plan.waits and not synchronize:
                     out.append(_wait(plan.waits[j]))
-                out.append(instance(stmts[j], const(k, dtype) if isinstance(k, int) else k, copy))
+                residue = None if phase is None else phase - stages[j]
+                out.append(instance(stmts[j], const(k, dtype) if isinstance(k, int) else k, copy, residue))
             if pos in commit_after:
                 out.append(_commit())
         return out
@@ -493,7 +500,6 @@ def _emit(
     ]
     rest = {k: v for k, v in loop.annotations.items() if k not in PIPELINE_KEYS}
     steady: list[Stmt] = []
-    unroll = _register_unroll(versions)
     count, left = divmod(extent - last, unroll) if extent > last else (0, 0)
     if count:
         var = Var(loop.loop_var.name, dtype)
@@ -501,16 +507,16 @@ def _emit(
             body, start = seq(*iteration(var)), const(last, dtype)
         else:  # each copy's version index is a constant: register arrays stay in registers
             first = const(last, dtype) + var * unroll
-            copies = [iteration(first + u if u else first, f"_unroll{u}") for u in range(unroll)]
+            copies = [iteration(first + u if u else first, f"_unroll{u}", last + u) for u in range(unroll)]
             body, start = seq(*(s for copy in copies for s in copy)), const(0, dtype)
         steady = [For(var, start, const(count, dtype), ForKind.SERIAL, body, annotations=rest)]
     steady += [s for i in range(extent - left, extent) for s in iteration(i, f"_remainder{i}")]
     return seq(*head, *steady, *tail)
 
 
-# Scopes whose buffers a C-family compiler keeps in registers only when every index is a constant.
 # The most pipeline iterations one steady-loop body holds for register versions (lcm of their counts).
 MAX_REGISTER_UNROLL = 4
+# Scopes whose buffers a C-family compiler keeps in registers only when every index is a constant.
 REGISTER_SCOPES = ("local", "warp", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "metal.simdgroup")
 
 
@@ -529,8 +535,7 @@ def _register_unroll(versions: dict[Buffer, int]) -> int:
 def _version(k: PrimExpr, versions: int) -> PrimExpr:
     if isinstance(k, IntImm):
         return const(k.value % versions, k.dtype)
-    folded = Analyzer().simplify(k % versions)  # a constant in an unrolled copy of the steady loop
-    return folded if isinstance(folded, IntImm) else k % versions
+    return k % versions
 
 
 class _PipelineRewriter(StmtMutator):

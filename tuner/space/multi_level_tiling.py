@@ -317,24 +317,17 @@ def _preferred_gpu_drafts(
     (_, rows), (_, columns), (_, depth) = wide
     drafts = []
     for tile, register, step in PREFERRED_GPU_TILES:
-        if (
-            rows % tile
-            or columns % tile
-            or depth % step
-            or (rows // tile) * (columns // tile) < MIN_PREFERRED_BLOCKS
-        ):
+        blocks = (rows // tile) * (columns // tile)
+        if rows % tile or columns % tile or depth % step or blocks < MIN_PREFERRED_BLOCKS:
             continue
-        spatial = iter(
-            [[rows // tile, tile // register, 1, register], [columns // tile, tile // register, 1, register]]
-        )
-        drafts.append(
-            [
-                ([depth // step, step, 1] if iv.kind is IterKind.REDUCE else next(spatial))
-                if e > 1
-                else [1] * count
-                for iv, e, count in zip(iters, extents, counts)
-            ]
-        )
+        wide_tiles = [
+            [rows // tile, tile // register, 1, register],
+            [columns // tile, tile // register, 1, register],
+            [depth // step, step, 1],
+        ]
+        # the three loops of extent > 1 take those tilings in order; the others stay whole (all 1)
+        tiles = iter(wide_tiles)
+        drafts.append([next(tiles) if e > 1 else [1] * count for e, count in zip(extents, counts)])
     return drafts
 
 
