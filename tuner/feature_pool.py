@@ -45,6 +45,17 @@ def default_workers(runner: object) -> int:
     return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // 2))
 
 
+def check_search_workers(search_workers: object) -> None:
+    """ValueError unless ``search_workers`` is None (the default) or a whole number of at least 1."""
+    if search_workers is not None and (
+        not isinstance(search_workers, int) or isinstance(search_workers, bool) or search_workers < 1
+    ):
+        raise ValueError(
+            f"search_workers must be a whole number of at least 1 (1: no feature processes), or None for "
+            f"half the cores; got {search_workers!r}"
+        )
+
+
 def candidate_features(mod: IRModule, target: Target, flops: int) -> np.ndarray:
     """The feature vector of one scheduled module; zeros for one the lowering rejects (it is
     measured and recorded as invalid, so the model learns nothing wrong from it)."""

@@ -32,7 +32,7 @@ from tir.function import IRModule, PrimFunc
 from .batches import OVERLAP_MODES, Batches, MeasureClock
 from .cost_model import CostModel, CostModelError
 from .database import Database, TuningRecord
-from .feature_pool import FeaturePool, default_workers
+from .feature_pool import FeaturePool, check_search_workers, default_workers
 from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .space import SpaceError, SpaceGenerator
@@ -138,6 +138,7 @@ def tune(
     """
     if overlap not in OVERLAP_MODES:
         raise ValueError(f"tune(overlap={overlap!r}): expected one of {', '.join(OVERLAP_MODES)}")
+    check_search_workers(search_workers)
     target = Target.parse(target)
     own_runner = runner is None
     runner = runner if runner is not None else LocalRunner(workers)

@@ -25,7 +25,7 @@ from tir.function import IRModule
 from . import workloads
 from .cost_model import CostModel
 from .database import Database
-from .feature_pool import FeaturePool, default_workers
+from .feature_pool import FeaturePool, check_search_workers, default_workers
 from .measure.local_runner import LocalRunner, Runner
 from .progress import TuningProgress
 from .search import TuneResult, TuningTask, _load_model, _model_path
@@ -198,6 +198,7 @@ def tune_tasks(
     """
     if not tasks:
         raise ValueError("tune_tasks needs at least one task")
+    check_search_workers(search_workers)
     target = Target.parse(target)
     own_runner = runner is None
     runner = runner if runner is not None else LocalRunner()

@@ -91,3 +91,11 @@ def test_a_run_chooses_the_same_candidates_with_feature_workers(tmp_path):
             records = database.records(workload_key(mod), "c", "fake")
         traces.append([json.dumps(r.trace, sort_keys=True) for r in records])
     assert len(traces[0]) == 28 and traces[0] == traces[1]
+
+
+@pytest.mark.parametrize("workers", [0, -2, 1.5, "4", True])
+def test_a_bad_number_of_search_workers_is_refused_before_any_file_is_made(workers, tmp_path):
+    db = tmp_path / "records.db"
+    with pytest.raises(ValueError, match=r"search_workers must be a whole number of at least 1"):
+        tune(workloads.matmul(8, 8, 8), "c", trials=1, db=db, search_workers=workers, progress=False)
+    assert not db.exists()
