@@ -235,6 +235,7 @@ def pipeline_copies(
     """Software-pipeline the k-step ``loop``: its global -> shared copies in stage 0, first, and
     everything else (fragment loads, mma) in ``last_stage``, after them in the order written; the
     copies are asynchronous (stage 0 in ``software_pipeline_async_stages``) when ``async_copies``.
+    With ``fragments_ahead`` the mma (the last statement) runs one stage after its fragment loads.
 
     Before: ``for k0: A_shared; A_frag; B_shared; B_frag; mma``; after (last_stage 2), the same loop
     annotated ``software_pipeline_stage=[0, 2, 0, 2, 2]``, ``software_pipeline_order=[0, 2, 1, 3, 4]``:
